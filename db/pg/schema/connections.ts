@@ -1,0 +1,39 @@
+import { sql } from "drizzle-orm";
+import { boolean, index, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { timestamps } from "./columns";
+import { sftpServers } from "./sftp-servers";
+import { workspaces } from "./workspaces";
+
+export const connections = pgTable(
+  "connections",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    type: text("type").notNull(),
+    useHostedSftp: boolean("use_hosted_sftp").notNull(),
+    sftpUsername: text("sftp_username"),
+    /** Secrets are AES-256-GCM ciphertexts (src/adapters/crypto/secret-box.ts). */
+    sftpPasswordEnc: text("sftp_password_enc"),
+    sftpPrivateKeyEnc: text("sftp_private_key_enc"),
+    sftpPassphraseEnc: text("sftp_passphrase_enc"),
+    awsUserName: text("aws_user_name"),
+    awsPublicKey: text("aws_public_key"),
+    awsPasswordEnc: text("aws_password_enc"),
+    ipWhitelist: jsonb("ip_whitelist").$type<string[]>().notNull(),
+    sftpServerId: text("sftp_server_id").references(() => sftpServers.id, { onDelete: "restrict" }),
+    emailInboundAddress: text("email_inbound_address").unique(),
+    emailAllowedFormats: jsonb("email_allowed_formats").$type<string[]>(),
+    emailAllowedSenders: jsonb("email_allowed_senders").$type<string[]>(),
+    emailSubjectFilter: text("email_subject_filter"),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex("connections_workspace_name_uq").on(t.workspaceId, t.name),
+    // The hosted SFTP server is shared by every workspace, so its logins are unique service-wide.
+    uniqueIndex("connections_hosted_username_uq").on(t.sftpUsername).where(sql`${t.useHostedSftp} = true`),
+    index("connections_server_idx").on(t.sftpServerId),
+  ],
+);

@@ -1,0 +1,7 @@
+export * from "./workspaces";
+export * from "./api-keys";
+export * from "./sftp-servers";
+export * from "./connections";
+export * from "./schemas";
+export * from "./pipelines";
+export * from "./webhooks";

@@ -1,0 +1,32 @@
+import { boolean, index, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import type { PipelineMappings } from "../../../src/services/pipelines/shapes";
+import { timestamps } from "./columns";
+import { connections } from "./connections";
+import { schemas } from "./schemas";
+import { workspaces } from "./workspaces";
+
+export const pipelines = pgTable(
+  "pipelines",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    connectionId: text("connection_id")
+      .notNull()
+      .references(() => connections.id, { onDelete: "restrict" }),
+    schemaId: text("schema_id")
+      .notNull()
+      .references(() => schemas.id, { onDelete: "restrict" }),
+    direction: text("direction").notNull(),
+    isActive: boolean("is_active").notNull(),
+    mappings: jsonb("mappings").$type<PipelineMappings>().notNull(),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex("pipelines_workspace_name_uq").on(t.workspaceId, t.name),
+    index("pipelines_connection_idx").on(t.connectionId),
+    index("pipelines_schema_idx").on(t.schemaId),
+  ],
+);

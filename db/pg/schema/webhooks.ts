@@ -1,0 +1,36 @@
+import { boolean, index, jsonb, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
+import { timestamps } from "./columns";
+import { pipelines } from "./pipelines";
+import { workspaces } from "./workspaces";
+
+export const webhooks = pgTable(
+  "webhooks",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    url: text("url").notNull(),
+    /** The signing secret, encrypted; returned in clear only once, on creation. */
+    secretEnc: text("secret_enc").notNull(),
+    events: jsonb("events").$type<string[]>().notNull(),
+    isActive: boolean("is_active").notNull(),
+    ...timestamps,
+  },
+  (t) => [index("webhooks_workspace_idx").on(t.workspaceId)],
+);
+
+export const pipelineWebhooks = pgTable(
+  "pipeline_webhooks",
+  {
+    pipelineId: text("pipeline_id")
+      .notNull()
+      .references(() => pipelines.id, { onDelete: "cascade" }),
+    webhookId: text("webhook_id")
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    workspaceId: text("workspace_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.pipelineId, t.webhookId] }), index("pipeline_webhooks_webhook_idx").on(t.webhookId)],
+);

@@ -1,0 +1,11 @@
+import { jsonb, pgTable, text } from "drizzle-orm/pg-core";
+import { timestamps } from "./columns";
+
+export const workspaces = pgTable("workspaces", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  email: text("email").notNull(),
+  defaultVersion: text("default_version"),
+  features: jsonb("features").$type<string[]>().notNull(),
+  ...timestamps,
+});

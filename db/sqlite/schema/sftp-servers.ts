@@ -1,0 +1,17 @@
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { timestamps } from "./columns";
+import { workspaces } from "./workspaces";
+
+/** A customer's own SFTP endpoint that self-hosted connections log in to. */
+export const sftpServers = sqliteTable("sftp_servers", {
+  id: text("id").primaryKey(),
+  workspaceId: text("workspace_id")
+    .notNull()
+    .references(() => workspaces.id, { onDelete: "cascade" }),
+  host: text("host").notNull(),
+  port: integer("port").notNull(),
+  rootDirectory: text("root_directory").notNull(),
+  inboundFolder: text("inbound_folder").notNull(),
+  outboundFolder: text("outbound_folder").notNull(),
+  ...timestamps,
+});

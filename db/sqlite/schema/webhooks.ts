@@ -1,0 +1,36 @@
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { timestamps } from "./columns";
+import { pipelines } from "./pipelines";
+import { workspaces } from "./workspaces";
+
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    url: text("url").notNull(),
+    /** The signing secret, encrypted; returned in clear only once, on creation. */
+    secretEnc: text("secret_enc").notNull(),
+    events: text("events", { mode: "json" }).$type<string[]>().notNull(),
+    isActive: integer("is_active", { mode: "boolean" }).notNull(),
+    ...timestamps,
+  },
+  (t) => [index("webhooks_workspace_idx").on(t.workspaceId)],
+);
+
+export const pipelineWebhooks = sqliteTable(
+  "pipeline_webhooks",
+  {
+    pipelineId: text("pipeline_id")
+      .notNull()
+      .references(() => pipelines.id, { onDelete: "cascade" }),
+    webhookId: text("webhook_id")
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    workspaceId: text("workspace_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.pipelineId, t.webhookId] }), index("pipeline_webhooks_webhook_idx").on(t.webhookId)],
+);

@@ -1,0 +1,43 @@
+import { GraphQLError } from "graphql";
+import { type AppError, type ErrorCode, isAppError } from "../src/domain/errors";
+import { HTTP_STATUS } from "../src/http/errors";
+import type { Logger } from "../src/logger";
+
+/** The GraphQL transport's one table from error code to `extensions.code`. */
+export const GRAPHQL_CODE: Record<ErrorCode, string> = {
+  invalid_input: "BAD_USER_INPUT",
+  feature_not_enabled: "FEATURE_NOT_ENABLED",
+  unsupported_version: "BAD_REQUEST",
+  unauthorized: "UNAUTHENTICATED",
+  forbidden: "FORBIDDEN",
+  not_found: "NOT_FOUND",
+  conflict: "CONFLICT",
+  api_version_sunset: "API_VERSION_SUNSET",
+  payload_too_large: "PAYLOAD_TOO_LARGE",
+  unsupported_media_type: "UNSUPPORTED_MEDIA_TYPE",
+  rate_limited: "RATE_LIMITED",
+  internal: "INTERNAL_SERVER_ERROR",
+};
+
+export function extensionsOf(e: AppError) {
+  return { ...e.details, code: GRAPHQL_CODE[e.code], error: e.code, statusCode: HTTP_STATUS[e.code] };
+}
+
+/** Yoga's error mask: service errors keep their message and code; anything else is logged and hidden. */
+export function maskError(log: Logger) {
+  return (error: unknown): Error => {
+    const gql = error instanceof GraphQLError ? error : null;
+    const original = gql?.originalError ?? error;
+    if (isAppError(original)) {
+      return new GraphQLError(original.message, { nodes: gql?.nodes, path: gql?.path, extensions: extensionsOf(original) });
+    }
+    if (gql && !gql.originalError) return gql; // a GraphQL validation error: already safe to show
+    const ref = crypto.randomUUID();
+    log.error({ err: original, ref }, "unhandled error in GraphQL resolver");
+    return new GraphQLError(`internal error (reference ${ref})`, {
+      nodes: gql?.nodes,
+      path: gql?.path,
+      extensions: { code: GRAPHQL_CODE.internal, error: "internal", statusCode: 500 },
+    });
+  };
+}

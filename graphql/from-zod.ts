@@ -1,0 +1,155 @@
+import { z } from "zod";
+import { builder } from "./builder";
+
+/**
+ * GraphQL object and input types generated from the named zod shapes that
+ * the services and the REST description already use, so the three surfaces
+ * cannot drift apart. Rules:
+ * - a named shape (`.meta({ id })`) becomes a type of that name; as an input,
+ *   a shape whose id does not end in `Input` is named `<id>Input`;
+ * - strings, numbers, integers and booleans map to their scalars, date-times
+ *   to DateTime, enums to String (the services check the values and name
+ *   the allowed ones in their errors);
+ * - open objects (records, objects that keep unknown members) map to JSON;
+ * - members marked deprecated (legacy, version-2024-09-01-only) are left out.
+ */
+type Json = Record<string, unknown>;
+
+const override = (ctx: { zodSchema: z.core.$ZodType; jsonSchema: Json }) => {
+  if (ctx.zodSchema._zod.def.type === "date") {
+    ctx.jsonSchema.type = "string";
+    ctx.jsonSchema.format = "date-time";
+  }
+};
+let cache: { output: Record<string, Json>; input: Record<string, Json> } | null = null;
+function defs() {
+  if (!cache) {
+    const opts = { uri: (id: string) => id, unrepresentable: "any", override } as const;
+    cache = {
+      output: (z.toJSONSchema(z.globalRegistry, { ...opts, io: "output" }) as { schemas: Record<string, Json> }).schemas,
+      input: (z.toJSONSchema(z.globalRegistry, { ...opts, io: "input" }) as { schemas: Record<string, Json> }).schemas,
+    };
+  }
+  return cache;
+}
+
+type Mode = "output" | "input";
+type Row = Record<string, unknown>;
+const outRef = () => builder.objectRef<Row>("");
+const inRef = () => builder.inputRef<Row>("");
+export type OutputRef = ReturnType<typeof outRef>;
+export type InputRef = ReturnType<typeof inRef>;
+// biome-ignore lint/suspicious/noExplicitAny: field types are chosen at run time from the shapes
+type AnyRef = any;
+const refs = { output: new Map<string, OutputRef>(), input: new Map<string, InputRef>() };
+
+function isOpenObject(s: Json): boolean {
+  if (s.type !== "object") return false;
+  const extra = s.additionalProperties;
+  return !s.properties || (extra !== undefined && extra !== false);
+}
+
+/** GraphQL type for a JSON Schema member, and whether it admits null. */
+function typeOf(s: Json, mode: Mode): { type: AnyRef; nullable: boolean } {
+  const union = (s.anyOf ?? s.oneOf) as Json[] | undefined;
+  if (union) {
+    const nonNull = union.filter((u) => u.type !== "null");
+    const nullable = nonNull.length < union.length;
+    if (nonNull.length === 1) return { type: typeOf(nonNull[0]!, mode).type, nullable };
+    return { type: "JSON", nullable };
+  }
+  if (typeof s.$ref === "string") {
+    const id = s.$ref;
+    const target = defs()[mode][id];
+    return { type: target && !isOpenObject(target) && target.type === "object" ? typeRef(id, mode) : "JSON", nullable: false };
+  }
+  switch (s.type) {
+    case "string":
+      return { type: s.format === "date-time" ? "DateTime" : "String", nullable: false };
+    case "integer":
+      return { type: "Int", nullable: false };
+    case "number":
+      return { type: "Float", nullable: false };
+    case "boolean":
+      return { type: "Boolean", nullable: false };
+    case "array": {
+      const items = typeOf((s.items ?? {}) as Json, mode);
+      return { type: items.type === "JSON" ? "JSON" : [items.type], nullable: false };
+    }
+    default:
+      return { type: "JSON", nullable: false };
+  }
+}
+
+function properties(id: string, mode: Mode): [string, Json, boolean][] {
+  const s = defs()[mode][id];
+  if (!s) throw new Error(`no shape named '${id}'`);
+  const required = new Set((s.required ?? []) as string[]);
+  return Object.entries((s.properties ?? {}) as Record<string, Json>)
+    .filter(([, p]) => p.deprecated !== true)
+    .map(([name, p]) => [name, p, required.has(name)]);
+}
+
+/** The GraphQL type generated for a named zod shape. */
+export function typeRef(id: string, mode: "output"): OutputRef;
+export function typeRef(id: string, mode: "input"): InputRef;
+export function typeRef(id: string, mode: Mode): OutputRef | InputRef;
+export function typeRef(id: string, mode: Mode): OutputRef | InputRef {
+  const existing = refs[mode].get(id);
+  if (existing) return existing;
+  const description = defs()[mode][id]?.description as string | undefined;
+  if (mode === "output") {
+    const ref = builder.objectRef<Row>(id);
+    refs.output.set(id, ref);
+    ref.implement({
+      description,
+      fields: (t) =>
+        Object.fromEntries(
+          properties(id, "output").map(([name, p, required]) => {
+            const { type, nullable } = typeOf(p, "output");
+            return [
+              name,
+              t.field({
+                type,
+                nullable: Array.isArray(type) ? { list: nullable || !required, items: false } : nullable || !required,
+                description: p.description as string | undefined,
+                resolve: (parent: Record<string, unknown>) => parent[name] as never,
+              } as never),
+            ];
+          }),
+        ),
+    });
+    return ref;
+  }
+  const name = id.endsWith("Input") ? id : `${id}Input`;
+  const ref = builder.inputRef<Row>(name);
+  refs.input.set(id, ref);
+  ref.implement({
+    description,
+    fields: (t) =>
+      // biome-ignore lint/suspicious/noExplicitAny: generated fields
+      Object.fromEntries<any>(
+        properties(id, "input").map(([field, p, required]) => {
+          const { type } = typeOf(p, "input");
+          return [
+            field,
+            t.field({
+              type,
+              required: Array.isArray(type) ? { list: required, items: true } : required,
+              description: p.description as string | undefined,
+            } as never),
+          ];
+        }),
+      ),
+  });
+  return ref;
+}
+
+export const outputType = (shape: z.ZodType): OutputRef => typeRef(idOf(shape), "output");
+export const inputType = (shape: z.ZodType): InputRef => typeRef(idOf(shape), "input");
+
+function idOf(shape: z.ZodType): string {
+  const id = z.globalRegistry.get(shape)?.id;
+  if (!id) throw new Error("GraphQL types are generated from named shapes: add .meta({ id })");
+  return id;
+}

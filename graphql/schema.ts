@@ -1,0 +1,167 @@
+import { lexicographicSortSchema, printSchema } from "graphql";
+import * as connections from "../src/services/connections";
+import * as pipelines from "../src/services/pipelines";
+import * as schemas from "../src/services/schemas";
+import { DeleteResult, type Page, Pagination, pagination } from "../src/services/shared/shapes";
+import * as webhooks from "../src/services/webhooks";
+import { builder } from "./builder";
+import { inputType, type OutputRef, outputType } from "./from-zod";
+
+/** `XPage { data: [X!]!, pagination: Pagination! }` */
+function pageOf(name: string, item: OutputRef) {
+  return builder.objectRef<Page<unknown> & { present: (x: unknown) => Record<string, unknown> }>(`${name}Page`).implement({
+    fields: (t) => ({
+      data: t.field({ type: [item], resolve: (p) => p.items.map(p.present) }),
+      pagination: t.field({ type: outputType(Pagination), resolve: (p) => pagination(p) }),
+    }),
+  });
+}
+const paged = <T>(page: Page<T>, present: (x: T) => object) => ({ ...page, present: present as (x: unknown) => Record<string, unknown> });
+
+const Connection = outputType(connections.Connection);
+const Schema = outputType(schemas.Schema);
+const Pipeline = outputType(pipelines.Pipeline);
+const Webhook = outputType(webhooks.Webhook);
+const Deleted = outputType(DeleteResult);
+const ConnectionPage = pageOf("Connection", Connection);
+const SchemaPage = pageOf("Schema", Schema);
+const PipelinePage = pageOf("Pipeline", Pipeline);
+const WebhookPage = pageOf("Webhook", Webhook);
+
+builder.queryFields((t) => ({
+  connection: t.field({
+    type: Connection,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_, { id }, { svc, actor }) => connections.presentConnection(svc, await connections.getConnection(svc, { actor, id: String(id) })),
+  }),
+  connections: t.field({
+    type: ConnectionPage,
+    args: { page: t.arg.int(), limit: t.arg.int(), type: t.arg.string(), name: t.arg.string() },
+    resolve: async (_, args, { svc, actor }) =>
+      paged(await connections.listConnections(svc, { actor, query: defined(args) }), (r) =>
+        connections.presentConnection(svc, r as never),
+      ),
+  }),
+  schema: t.field({
+    type: Schema,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_, { id }, { svc, actor }) => schemas.presentSchema(await schemas.getSchema(svc, { actor, id: String(id) })),
+  }),
+  schemas: t.field({
+    type: SchemaPage,
+    args: { page: t.arg.int(), limit: t.arg.int(), name: t.arg.string() },
+    resolve: async (_, args, { svc, actor }) => paged(await schemas.listSchemas(svc, { actor, query: defined(args) }), schemas.presentSchema),
+  }),
+  pipeline: t.field({
+    type: Pipeline,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_, { id }, { svc, actor }) => pipelines.presentPipeline(await pipelines.getPipeline(svc, { actor, id: String(id) })),
+  }),
+  pipelines: t.field({
+    type: PipelinePage,
+    description: "Filters: clientId, connectionName (part of the name, any case), direction, isActive.",
+    args: {
+      page: t.arg.int(),
+      limit: t.arg.int(),
+      clientId: t.arg.id(),
+      connectionName: t.arg.string(),
+      direction: t.arg.string(),
+      isActive: t.arg.boolean(),
+    },
+    resolve: async (_, args, { svc, actor }) =>
+      paged(await pipelines.listPipelines(svc, { actor, query: defined(args) }), pipelines.presentPipeline),
+  }),
+  webhook: t.field({
+    type: Webhook,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_, { id }, { svc, actor }) => webhooks.presentWebhook(await webhooks.getWebhook(svc, { actor, id: String(id) })),
+  }),
+  webhooks: t.field({
+    type: WebhookPage,
+    args: { page: t.arg.int(), limit: t.arg.int() },
+    resolve: async (_, args, { svc, actor }) => paged(await webhooks.listWebhooks(svc, { actor, query: defined(args) }), webhooks.presentWebhook),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createConnection: t.field({
+    type: Connection,
+    args: { input: t.arg({ type: inputType(connections.CreateConnectionInput), required: true }) },
+    resolve: async (_, { input }, { svc, actor }) =>
+      connections.presentConnection(svc, await connections.createConnection(svc, { actor, input: input as never })),
+  }),
+  updateConnection: t.field({
+    type: Connection,
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: inputType(connections.UpdateConnectionInput), required: true }) },
+    resolve: async (_, { id, input }, { svc, actor }) =>
+      connections.presentConnection(svc, await connections.updateConnection(svc, { actor, id: String(id), input: input as never })),
+  }),
+  deleteConnection: t.field({
+    type: Deleted,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_, { id }, { svc, actor }) => connections.deleteConnection(svc, { actor, id: String(id) }),
+  }),
+  testConnection: t.field({
+    type: outputType(connections.ConnectionTestResult),
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_, { id }, { svc, actor }) => connections.testConnection(svc, { actor, id: String(id) }),
+  }),
+  createSchema: t.field({
+    type: Schema,
+    args: { input: t.arg({ type: inputType(schemas.CreateSchemaInput), required: true }) },
+    resolve: async (_, { input }, { svc, actor }) => schemas.presentSchema(await schemas.createSchema(svc, { actor, input: input as never })),
+  }),
+  updateSchema: t.field({
+    type: Schema,
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: inputType(schemas.UpdateSchemaInput), required: true }) },
+    resolve: async (_, { id, input }, { svc, actor }) =>
+      schemas.presentSchema(await schemas.updateSchema(svc, { actor, id: String(id), input: input as never })),
+  }),
+  deleteSchema: t.field({
+    type: Deleted,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_, { id }, { svc, actor }) => schemas.deleteSchema(svc, { actor, id: String(id) }),
+  }),
+  createPipeline: t.field({
+    type: Pipeline,
+    args: { input: t.arg({ type: inputType(pipelines.CreatePipelineInput), required: true }) },
+    resolve: async (_, { input }, { svc, actor }) =>
+      pipelines.presentPipeline(await pipelines.createPipeline(svc, { actor, input: input as never })),
+  }),
+  updatePipeline: t.field({
+    type: Pipeline,
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: inputType(pipelines.UpdatePipelineInput), required: true }) },
+    resolve: async (_, { id, input }, { svc, actor }) =>
+      pipelines.presentPipeline(await pipelines.updatePipeline(svc, { actor, id: String(id), input: input as never })),
+  }),
+  deletePipeline: t.field({
+    type: Deleted,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_, { id }, { svc, actor }) => pipelines.deletePipeline(svc, { actor, id: String(id) }),
+  }),
+  createWebhook: t.field({
+    type: outputType(webhooks.CreatedWebhook),
+    description: "The result carries the signing secret; it is never returned again.",
+    args: { input: t.arg({ type: inputType(webhooks.CreateWebhookInput), required: true }) },
+    resolve: (_, { input }, { svc, actor }) => webhooks.createWebhook(svc, { actor, input: input as never }),
+  }),
+  updateWebhook: t.field({
+    type: Webhook,
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: inputType(webhooks.UpdateWebhookInput), required: true }) },
+    resolve: async (_, { id, input }, { svc, actor }) =>
+      webhooks.presentWebhook(await webhooks.updateWebhook(svc, { actor, id: String(id), input: input as never })),
+  }),
+  deleteWebhook: t.field({
+    type: Deleted,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_, { id }, { svc, actor }) => webhooks.deleteWebhook(svc, { actor, id: String(id) }),
+  }),
+}));
+
+/** GraphQL passes absent arguments as undefined or null; services read absent members as "no filter". */
+function defined(args: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined && v !== null));
+}
+
+export const schema = builder.toSchema();
+export const printedSchema = () => printSchema(lexicographicSortSchema(schema));

@@ -1,0 +1,41 @@
+import { createYoga } from "graphql-yoga";
+import { isAppError } from "../src/domain/errors";
+import { HTTP_STATUS } from "../src/http/errors";
+import { LATEST_VERSION, parseVersion } from "../src/domain/versions";
+import type { ServiceContext } from "../src/services/context";
+import { authenticate } from "../src/services/keys/authenticate";
+import type { GqlContext } from "./builder";
+import { extensionsOf, maskError } from "./errors";
+import { schema } from "./schema";
+
+/**
+ * GraphQL at /graphql, authenticated by the same `x-api-key` before Yoga
+ * sees the request. GraphQL is unversioned: it always serves the latest shapes.
+ */
+export function createGraphqlHandler(svc: ServiceContext) {
+  const yoga = createYoga<GqlContext>({
+    schema,
+    graphqlEndpoint: "/graphql",
+    graphiql: false,
+    landingPage: false,
+    logging: false,
+    maskedErrors: { maskError: maskError(svc.log) },
+  });
+  return async (request: Request): Promise<Response> => {
+    let ctx: GqlContext;
+    try {
+      const raw = request.headers.get("service-version");
+      if (raw !== null) parseVersion(raw.trim());
+      ctx = { svc, actor: await authenticate(svc, { apiKey: request.headers.get("x-api-key") }) };
+    } catch (e) {
+      if (!isAppError(e)) throw e;
+      return Response.json(
+        { errors: [{ message: e.message, extensions: extensionsOf(e) }] },
+        { status: HTTP_STATUS[e.code], headers: { "service-version": LATEST_VERSION } },
+      );
+    }
+    const res = await yoga.fetch(request, ctx);
+    res.headers.set("service-version", LATEST_VERSION);
+    return res;
+  };
+}

@@ -1,0 +1,87 @@
+import { resolve } from "node:path";
+import { z } from "zod";
+
+/** Environment, parsed once at start. A bad value stops the process with a message naming the variable. */
+const port = (fallback: number) =>
+  z.coerce
+    .number({ error: "must be a port number" })
+    .int("must be a whole number")
+    .min(0, "must be between 0 and 65535")
+    .max(65535, "must be between 0 and 65535")
+    .default(fallback);
+
+const Env = z.object({
+  PORT: port(3000),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  DATA_DIR: z.string().min(1, "must not be empty").default("./data"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/.+/, "must be a postgres:// URL (leave it unset for the embedded SQLite database)")
+    .optional(),
+  SFTP_PORT: port(2222),
+  SMTP_PORT: port(2525),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** base64 of 32 random bytes; encrypts stored credentials and webhook secrets. */
+  ENCRYPTION_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64-encoded (openssl rand -base64 32)")
+    .optional(),
+  PUBLIC_URL: z.url({ error: "must be an absolute http(s) URL" }).optional(),
+  SFTP_HOST: z.string().min(1).optional(),
+  EMAIL_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9.-]+$/i, "must be a domain name")
+    .default("inbound.localhost"),
+  MAX_JSON_BODY_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").default(1024 * 1024),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  database: { kind: "sqlite"; path: string } | { kind: "pg"; url: string };
+  sftpPort: number;
+  smtpPort: number;
+  logLevel: z.infer<typeof Env>["LOG_LEVEL"];
+  encryptionKey: Buffer | null;
+  publicUrl: string;
+  sftpHost: string;
+  emailDomain: string;
+  maxJsonBodyBytes: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  // Empty strings count as unset, the way shells and .env files mean them.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const r = Env.safeParse(cleaned);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join("\n  ")}`);
+  }
+  const e = r.data;
+  const dataDir = resolve(e.DATA_DIR);
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "");
+  if (e.DATABASE_URL && !e.ENCRYPTION_KEY) {
+    throw new ConfigError(
+      "invalid configuration:\n  ENCRYPTION_KEY: is required when DATABASE_URL is set, so that every instance shares it (openssl rand -base64 32)",
+    );
+  }
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir,
+    database: e.DATABASE_URL ? { kind: "pg", url: e.DATABASE_URL } : { kind: "sqlite", path: resolve(dataDir, "service.db") },
+    sftpPort: e.SFTP_PORT,
+    smtpPort: e.SMTP_PORT,
+    logLevel: e.LOG_LEVEL,
+    encryptionKey: e.ENCRYPTION_KEY ? Buffer.from(e.ENCRYPTION_KEY, "base64") : null,
+    publicUrl,
+    sftpHost: e.SFTP_HOST ?? new URL(publicUrl).hostname,
+    emailDomain: e.EMAIL_DOMAIN.toLowerCase(),
+    maxJsonBodyBytes: e.MAX_JSON_BODY_BYTES,
+  };
+}

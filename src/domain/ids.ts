@@ -1,0 +1,19 @@
+import { typeid } from "typeid-js";
+
+/** Type-prefixed, time-sortable identifiers (TypeID: prefix + UUIDv7 in base32). */
+export const ID_PREFIXES = {
+  workspace: "ws",
+  apiKey: "key",
+  connection: "conn",
+  sftpServer: "srv",
+  schema: "sch",
+  pipeline: "pipe",
+  webhook: "wh",
+  run: "run",
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+export function newId(kind: IdKind): string {
+  return typeid(ID_PREFIXES[kind]).toString();
+}

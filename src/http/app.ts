@@ -1,0 +1,72 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Elysia } from "elysia";
+import { MIGRATION_GUIDE_PATH } from "../domain/versions";
+import type { ServiceContext } from "../services/context";
+import { type HttpOptions, provisionalVersion } from "./call";
+import { errorBody, HTTP_STATUS, toAppError } from "./errors";
+import { buildDocument, type DocumentedRoute, docsPage } from "./openapi";
+import { connectionRoutes } from "./routes/connections";
+import { pipelineRoutes } from "./routes/pipelines";
+import { schemaRoutes } from "./routes/schemas";
+import { webhookRoutes } from "./routes/webhooks";
+import { AppError } from "../domain/errors";
+
+export interface Mounts {
+  /** GraphQL (Yoga) and tRPC answer on their own paths with their own error shapes. */
+  graphql: (request: Request) => Response | Promise<Response>;
+  trpc: (request: Request) => Response | Promise<Response>;
+}
+
+const ROOT = join(import.meta.dir, "..", "..");
+const SWAGGER_DIR = join(ROOT, "node_modules", "swagger-ui-dist");
+const SWAGGER_ASSETS: Record<string, string> = {
+  "swagger-ui.css": "text/css; charset=utf-8",
+  "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+};
+
+/** The one HTTP app: REST routes, /graphql, /trpc, the API description, on one port. */
+export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOptions & { version: string }) {
+  const http: HttpOptions = { maxJsonBodyBytes: opts.maxJsonBodyBytes };
+  const migrationGuide = readFileSync(join(ROOT, "docs", "migration-2026-05-25.md"), "utf8");
+  let document: unknown;
+  let routes: () => DocumentedRoute[] = () => [];
+
+  const app = new Elysia({ name: "file-pipeline-service" })
+    .onRequest(({ request, set }) => {
+      set.headers["service-version"] = provisionalVersion(request);
+    })
+    .onError({ as: "global" }, ({ code, error, set, request, path }) => {
+      const e = toAppError(error, { frameworkCode: code, method: request.method, path, log: svc.log });
+      set.status = HTTP_STATUS[e.code];
+      set.headers["content-type"] = "application/json";
+      return errorBody(e);
+    })
+    .get("/healthz", () => ({ ok: true }), { detail: { hide: true } })
+    .get("/openapi.json", () => (document ??= buildDocument(routes(), { publicUrl: svc.settings.publicUrl, version: opts.version })))
+    .get("/docs", ({ set }) => {
+      set.headers["content-type"] = "text/html; charset=utf-8";
+      return docsPage("/openapi.json");
+    })
+    .get("/docs/assets/:file", ({ params, set }) => {
+      const type = SWAGGER_ASSETS[params.file];
+      if (!type) throw new AppError("not_found", `no asset '${params.file}'`);
+      set.headers["content-type"] = type;
+      set.headers["cache-control"] = "public, max-age=86400";
+      return Bun.file(join(SWAGGER_DIR, params.file));
+    })
+    .get(MIGRATION_GUIDE_PATH, ({ set }) => {
+      set.headers["content-type"] = "text/markdown; charset=utf-8";
+      return migrationGuide;
+    })
+    .all("/graphql", ({ request }) => mounts.graphql(request), { parse: "none" })
+    .all("/trpc/*", ({ request }) => mounts.trpc(request), { parse: "none" })
+    .use(connectionRoutes(svc, http))
+    .use(schemaRoutes(svc, http))
+    .use(pipelineRoutes(svc, http))
+    .use(webhookRoutes(svc, http));
+  routes = () => app.routes as DocumentedRoute[];
+  return app;
+}
+
+export type HttpApp = ReturnType<typeof createHttpApp>;

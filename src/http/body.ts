@@ -1,0 +1,33 @@
+import { AppError } from "../domain/errors";
+
+/**
+ * Reads a JSON request body with a size limit. The limit is checked against
+ * Content-Length first and again while streaming, so a body that lies about
+ * its length is cut off too.
+ */
+export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+  const declared = Number(request.headers.get("content-length") ?? "NaN");
+  const tooLarge = () => new AppError("payload_too_large", `body: larger than the ${maxBytes}-byte limit for JSON requests`);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  if (!request.body) return {};
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw tooLarge();
+    chunks.push(chunk);
+  }
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new AppError("invalid_input", `body: malformed JSON (${(e as Error).message})`);
+  }
+}
+
+export function isJsonContentType(contentType: string | null): boolean {
+  if (!contentType) return true;
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  return type === "application/json" || type.endsWith("+json") || type === "text/plain";
+}

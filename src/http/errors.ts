@@ -1,0 +1,49 @@
+import { AppError, type ErrorCode, isAppError } from "../domain/errors";
+import type { Logger } from "../logger";
+
+/** The REST transport's one table from error code to HTTP status. */
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  invalid_input: 400,
+  feature_not_enabled: 400,
+  unsupported_version: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  api_version_sunset: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+};
+
+export interface ErrorBody {
+  message: string;
+  statusCode: number;
+  error: ErrorCode;
+  [extra: string]: unknown;
+}
+
+export function errorBody(e: AppError): ErrorBody {
+  return { ...e.details, message: e.message, statusCode: HTTP_STATUS[e.code], error: e.code };
+}
+
+/**
+ * Turns anything thrown while handling a request into an AppError: the
+ * framework's own errors (no route, unparsable body) get their codes here,
+ * and anything unexpected is logged and answered without internals.
+ */
+export function toAppError(e: unknown, opts: { frameworkCode?: string | number; method: string; path: string; log: Logger }): AppError {
+  if (isAppError(e)) return e;
+  switch (opts.frameworkCode) {
+    case "NOT_FOUND":
+      return new AppError("not_found", `no route ${opts.method} ${opts.path}`);
+    case "PARSE":
+      return new AppError("invalid_input", "body: could not be parsed; send JSON with content-type application/json");
+    case "VALIDATION":
+      return new AppError("invalid_input", (e as Error).message);
+  }
+  const ref = crypto.randomUUID();
+  opts.log.error({ err: e, ref, method: opts.method, path: opts.path }, "unhandled error");
+  return new AppError("internal", `internal error (reference ${ref})`);
+}

@@ -1,0 +1,57 @@
+import { Elysia } from "elysia";
+import * as connections from "../../services/connections";
+import type { ServiceContext } from "../../services/context";
+import { DeleteResult } from "../../services/shared/shapes";
+import { type Call, callPlugin, type HttpOptions } from "../call";
+import { describe, type RouteDescription } from "../openapi";
+import { bareList } from "./lists";
+
+/** /connections, and the legacy /clients aliases with identical behaviour. */
+export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
+  const app = new Elysia({ name: "routes:connections" }).use(callPlugin(svc, http));
+  const present = (call: Call, rec: Awaited<ReturnType<typeof connections.getConnection>>) =>
+    connections.presentConnection(svc, rec, call.version);
+
+  for (const base of ["/connections", "/clients"] as const) {
+    const legacy = base === "/clients";
+    const doc = (d: Omit<RouteDescription, "tags">) =>
+      describe({ ...d, tags: [legacy ? "Clients (legacy)" : "Connections"], deprecated: legacy });
+    app
+      .get(
+        base,
+        async ({ call, query, set }) =>
+          bareList(set, await connections.listConnections(svc, { ...call, query }), (rec) => present(call, rec)),
+        { detail: doc({ summary: "List connections", query: connections.ListConnectionsQuery, response: { arrayOf: connections.Connection } }) },
+      )
+      .post(base, async ({ call, input }) => present(call, await connections.createConnection(svc, { ...call, input: input as never })), {
+        detail: doc({ summary: "Create a connection", body: connections.CreateConnectionInput, response: { one: connections.Connection } }),
+      })
+      .get(`${base}/:id`, async ({ call, params }) => present(call, await connections.getConnection(svc, { ...call, id: params.id })), {
+        detail: doc({ summary: "Get a connection", response: { one: connections.Connection } }),
+      })
+      .patch(
+        `${base}/:id`,
+        async ({ call, params, input }) =>
+          present(call, await connections.updateConnection(svc, { ...call, id: params.id, input: input as never })),
+        {
+          detail: doc({
+            summary: "Update a connection",
+            description: "Members left out keep their value; null clears one. `name` is required.",
+            body: connections.UpdateConnectionInput,
+            response: { one: connections.Connection },
+          }),
+        },
+      )
+      .delete(`${base}/:id`, ({ call, params }) => connections.deleteConnection(svc, { ...call, id: params.id }), {
+        detail: doc({ summary: "Delete a connection", description: "Refused with 409 while pipelines use it.", response: { one: DeleteResult } }),
+      })
+      .post(`${base}/:id/test-connection`, ({ call, params }) => connections.testConnection(svc, { ...call, id: params.id }), {
+        detail: doc({
+          summary: "Test a connection",
+          description: "Runs the checks available for the connection's kind and reports each one as passed, failed or skipped.",
+          response: { one: connections.ConnectionTestResult },
+        }),
+      });
+  }
+  return app;
+}

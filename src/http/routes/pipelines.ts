@@ -1,0 +1,38 @@
+import { Elysia } from "elysia";
+import type { ServiceContext } from "../../services/context";
+import * as pipelines from "../../services/pipelines";
+import { DeleteResult } from "../../services/shared/shapes";
+import { callPlugin, type HttpOptions } from "../call";
+import { describe, type RouteDescription } from "../openapi";
+import { bareList } from "./lists";
+
+export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
+  const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Pipelines"] });
+  return new Elysia({ name: "routes:pipelines" })
+    .use(callPlugin(svc, http))
+    .get("/pipelines", async ({ call, query, set }) => bareList(set, await pipelines.listPipelines(svc, { ...call, query }), pipelines.presentPipeline), {
+      detail: doc({ summary: "List pipelines", query: pipelines.ListPipelinesQuery, response: { arrayOf: pipelines.Pipeline } }),
+    })
+    .post("/pipelines", async ({ call, input }) => pipelines.presentPipeline(await pipelines.createPipeline(svc, { ...call, input: input as never })), {
+      detail: doc({ summary: "Create a pipeline", body: pipelines.CreatePipelineInput, response: { one: pipelines.Pipeline } }),
+    })
+    .get("/pipelines/:id", async ({ call, params }) => pipelines.presentPipeline(await pipelines.getPipeline(svc, { ...call, id: params.id })), {
+      detail: doc({ summary: "Get a pipeline", response: { one: pipelines.Pipeline } }),
+    })
+    .patch(
+      "/pipelines/:id",
+      async ({ call, params, input }) =>
+        pipelines.presentPipeline(await pipelines.updatePipeline(svc, { ...call, id: params.id, input: input as never })),
+      {
+        detail: doc({
+          summary: "Update a pipeline",
+          description: "Members left out keep their value; `mappings` and `webhookIds` replace what was there.",
+          body: pipelines.UpdatePipelineInput,
+          response: { one: pipelines.Pipeline },
+        }),
+      },
+    )
+    .delete("/pipelines/:id", ({ call, params }) => pipelines.deletePipeline(svc, { ...call, id: params.id }), {
+      detail: doc({ summary: "Delete a pipeline", description: "Its runs stay and report `DELETED PIPELINE`.", response: { one: DeleteResult } }),
+    });
+}

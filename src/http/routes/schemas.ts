@@ -1,0 +1,35 @@
+import { Elysia } from "elysia";
+import type { ServiceContext } from "../../services/context";
+import * as schemas from "../../services/schemas";
+import { DeleteResult } from "../../services/shared/shapes";
+import { callPlugin, type HttpOptions } from "../call";
+import { describe, type RouteDescription } from "../openapi";
+import { pagedList } from "./lists";
+
+export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
+  const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Schemas"] });
+  return new Elysia({ name: "routes:schemas" })
+    .use(callPlugin(svc, http))
+    .get("/schemas", async ({ call, query }) => pagedList(await schemas.listSchemas(svc, { ...call, query }), schemas.presentSchema), {
+      detail: doc({ summary: "List schemas", query: schemas.ListSchemasQuery, response: { pageOf: schemas.Schema } }),
+    })
+    .post("/schemas", async ({ call, input }) => schemas.presentSchema(await schemas.createSchema(svc, { ...call, input: input as never })), {
+      detail: doc({
+        summary: "Create a schema",
+        description: "`definition` is checked against the JSON Schema meta-schema; a legacy `fields` array is ignored.",
+        body: schemas.CreateSchemaInput,
+        response: { one: schemas.Schema },
+      }),
+    })
+    .get("/schemas/:id", async ({ call, params }) => schemas.presentSchema(await schemas.getSchema(svc, { ...call, id: params.id })), {
+      detail: doc({ summary: "Get a schema", response: { one: schemas.Schema } }),
+    })
+    .patch(
+      "/schemas/:id",
+      async ({ call, params, input }) => schemas.presentSchema(await schemas.updateSchema(svc, { ...call, id: params.id, input: input as never })),
+      { detail: doc({ summary: "Update a schema", body: schemas.UpdateSchemaInput, response: { one: schemas.Schema } }) },
+    )
+    .delete("/schemas/:id", ({ call, params }) => schemas.deleteSchema(svc, { ...call, id: params.id }), {
+      detail: doc({ summary: "Delete a schema", description: "Refused with 409 while pipelines use it.", response: { one: DeleteResult } }),
+    });
+}

@@ -1,0 +1,23 @@
+import { parseInput } from "../../domain/validation";
+import type { CallOptions, ServiceContext } from "../context";
+import { loadConnection } from "./record";
+import { connectionConflict, nextConnectionRow } from "./save";
+import { CreateConnectionInput } from "./shapes";
+import type { ConnectionRecord } from "./record";
+
+export async function createConnection(
+  ctx: ServiceContext,
+  opts: CallOptions & { input: CreateConnectionInput },
+): Promise<ConnectionRecord> {
+  const input = parseInput(CreateConnectionInput, opts.input);
+  const workspaceId = opts.actor.workspaceId;
+  let attempted = { name: input.name, sftpUsername: input.sftpUsername ?? null };
+  return ctx.db
+    .tx(async (w) => {
+      const row = await nextConnectionRow(ctx, w, { workspaceId, current: null, input });
+      attempted = row;
+      await w.insert(ctx.db.t.connections).values(row);
+      return loadConnection(ctx, { workspaceId, id: row.id }, w);
+    })
+    .catch((e) => connectionConflict(e, attempted));
+}

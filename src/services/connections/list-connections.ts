@@ -1,0 +1,29 @@
+import { and, desc, eq, type SQL, sql } from "drizzle-orm";
+import { parseInput } from "../../domain/validation";
+import type { CallOptions, ServiceContext } from "../context";
+import { likeContains, type Page, PageQuery } from "../shared/shapes";
+import { type ConnectionRecord, selectConnections } from "./record";
+import { ListConnectionsQuery } from "./shapes";
+
+/** Newest first. `name` matches part of the name, ignoring case. */
+export async function listConnections(
+  ctx: ServiceContext,
+  opts: CallOptions & { query?: Record<string, unknown> },
+): Promise<Page<ConnectionRecord>> {
+  const page = parseInput(PageQuery, opts.query ?? {});
+  const q = parseInput(ListConnectionsQuery, opts.query ?? {});
+  const c = ctx.db.t.connections;
+  const where: SQL[] = [eq(c.workspaceId, opts.actor.workspaceId)];
+  if (q.type) where.push(eq(c.type, q.type));
+  if (q.name) where.push(sql`lower(${c.name}) like ${likeContains(q.name)} escape '\\'`);
+  const filter = and(...where);
+  const [items, total] = await Promise.all([
+    selectConnections(ctx)
+      .where(filter)
+      .orderBy(desc(c.createdAt), desc(c.id))
+      .limit(page.limit)
+      .offset((page.page - 1) * page.limit),
+    ctx.db.read.$count(c, filter),
+  ]);
+  return { items, total, page: page.page, limit: page.limit };
+}

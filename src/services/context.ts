@@ -1,0 +1,39 @@
+import type { Database } from "../../db/client";
+import type { SecretBox } from "../adapters/crypto/secret-box";
+import type { SftpClientPort } from "../adapters/sftp/port";
+import type { Clock } from "../domain/clock";
+import type { ApiVersion } from "../domain/versions";
+import type { Logger } from "../logger";
+
+/** What every use case receives: the adapters, wired once in src/main.ts. */
+export interface ServiceContext {
+  db: Database;
+  clock: Clock;
+  secrets: SecretBox;
+  log: Logger;
+  sftp: SftpClientPort;
+  settings: {
+    publicUrl: string;
+    sftpHost: string;
+    sftpPort: number;
+    emailDomain: string;
+  };
+}
+
+export type Role = "admin" | "member";
+
+/** The authenticated caller: one API key of one workspace. */
+export interface Actor {
+  workspaceId: string;
+  keyId: string;
+  role: Role;
+  features: readonly string[];
+  defaultVersion: ApiVersion | null;
+}
+
+/** Options every use case called on behalf of a caller takes. */
+export interface CallOptions {
+  actor: Actor;
+  /** The API version applied to this call; rules that changed between versions read it. */
+  version?: ApiVersion;
+}

@@ -1,0 +1,48 @@
+import { createHash, randomInt, timingSafeEqual } from "node:crypto";
+
+/**
+ * An API key reads `fps_<lookup>_<secret>`. The lookup part finds the row;
+ * the secret is stored only as a SHA-256 digest and compared in constant
+ * time. 32 base62 characters carry about 190 bits, so a plain digest (not a
+ * slow password hash) is the right tool.
+ */
+const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const PREFIX = "fps";
+const LOOKUP_LEN = 12;
+const SECRET_LEN = 32;
+const SHAPE = new RegExp(`^${PREFIX}_([0-9A-Za-z]{${LOOKUP_LEN}})_([0-9A-Za-z]{${SECRET_LEN}})$`);
+
+function random(len: number): string {
+  let s = "";
+  for (let i = 0; i < len; i++) s += ALPHABET[randomInt(ALPHABET.length)];
+  return s;
+}
+
+export function digest(secret: string): string {
+  return createHash("sha256").update(secret).digest("hex");
+}
+
+export interface NewToken {
+  token: string;
+  lookup: string;
+  secretHash: string;
+  start: string;
+}
+
+export function newToken(): NewToken {
+  const lookup = random(LOOKUP_LEN);
+  const secret = random(SECRET_LEN);
+  const token = `${PREFIX}_${lookup}_${secret}`;
+  return { token, lookup, secretHash: digest(secret), start: token.slice(0, PREFIX.length + 1 + 6) };
+}
+
+export function parseToken(token: string): { lookup: string; secret: string } | null {
+  const m = SHAPE.exec(token);
+  return m ? { lookup: m[1]!, secret: m[2]! } : null;
+}
+
+export function secretMatches(secret: string, storedHash: string): boolean {
+  const a = Buffer.from(digest(secret), "hex");
+  const b = Buffer.from(storedHash, "hex");
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,37 @@
+import { newId } from "../../domain/ids";
+import { parseInput } from "../../domain/validation";
+import type { CallOptions, ServiceContext } from "../context";
+import { linkWebhooks, loadPipeline, type PipelineRecord, type PipelineRow, pipelineConflict } from "./record";
+import { checkMappingGate, checkReferences } from "./references";
+import { CreatePipelineInput } from "./shapes";
+
+export async function createPipeline(
+  ctx: ServiceContext,
+  opts: CallOptions & { input: CreatePipelineInput },
+): Promise<PipelineRecord> {
+  const input = parseInput(CreatePipelineInput, opts.input);
+  checkMappingGate(opts.actor, input.mappings);
+  const workspaceId = opts.actor.workspaceId;
+  const webhookIds = [...new Set(input.webhookIds ?? [])];
+  const now = ctx.clock.now();
+  const row: PipelineRow = {
+    id: newId("pipeline"),
+    workspaceId,
+    name: input.name,
+    connectionId: input.clientId,
+    schemaId: input.schemaId,
+    direction: input.direction,
+    isActive: input.isActive,
+    mappings: input.mappings,
+    createdAt: now,
+    updatedAt: now,
+  };
+  return ctx.db
+    .tx(async (w) => {
+      await checkReferences(ctx, w, { workspaceId, ...input, webhookIds });
+      await w.insert(ctx.db.t.pipelines).values(row);
+      await linkWebhooks(ctx, w, row, webhookIds);
+      return loadPipeline(ctx, { workspaceId, id: row.id }, w);
+    })
+    .catch((e) => pipelineConflict(e, row.name));
+}

@@ -1,0 +1,84 @@
+import { and, asc, eq, inArray } from "drizzle-orm";
+import { type Reader, type Writer, uniqueViolation } from "../../../db/client";
+import type { pipelines } from "../../../db/pg/schema";
+import { AppError, notFound } from "../../domain/errors";
+import type { ServiceContext } from "../context";
+import type { Pipeline } from "./shapes";
+
+export type PipelineRow = typeof pipelines.$inferSelect;
+export interface WebhookRef {
+  id: string;
+  name: string;
+  url: string;
+}
+export interface PipelineRecord {
+  row: PipelineRow;
+  webhooks: WebhookRef[];
+}
+
+export async function loadPipelineRow(ctx: ServiceContext, opts: { workspaceId: string; id: string }, r: Reader = ctx.db.read) {
+  const p = ctx.db.t.pipelines;
+  const [row] = await r.select().from(p).where(and(eq(p.id, opts.id), eq(p.workspaceId, opts.workspaceId)));
+  if (!row) throw notFound("pipeline", opts.id);
+  return row;
+}
+
+/** Attaches linked webhooks to pipeline rows with one query. */
+export async function withWebhooks(ctx: ServiceContext, rows: PipelineRow[], r: Reader = ctx.db.read): Promise<PipelineRecord[]> {
+  if (rows.length === 0) return [];
+  const { pipelineWebhooks: pw, webhooks: wh } = ctx.db.t;
+  const links = await r
+    .select({ pipelineId: pw.pipelineId, id: wh.id, name: wh.name, url: wh.url })
+    .from(pw)
+    .innerJoin(wh, eq(wh.id, pw.webhookId))
+    .where(inArray(
+      pw.pipelineId,
+      rows.map((x) => x.id),
+    ))
+    .orderBy(asc(wh.name), asc(wh.id));
+  const byPipeline = new Map<string, WebhookRef[]>();
+  for (const l of links) {
+    const list = byPipeline.get(l.pipelineId) ?? [];
+    list.push({ id: l.id, name: l.name, url: l.url });
+    byPipeline.set(l.pipelineId, list);
+  }
+  return rows.map((row) => ({ row, webhooks: byPipeline.get(row.id) ?? [] }));
+}
+
+export async function loadPipeline(ctx: ServiceContext, opts: { workspaceId: string; id: string }, r: Reader = ctx.db.read) {
+  const row = await loadPipelineRow(ctx, opts, r);
+  const [rec] = await withWebhooks(ctx, [row], r);
+  return rec!;
+}
+
+/** Replaces a pipeline's webhook links. */
+export async function linkWebhooks(ctx: ServiceContext, w: Writer, row: PipelineRow, webhookIds: string[]): Promise<void> {
+  const pw = ctx.db.t.pipelineWebhooks;
+  await w.delete(pw).where(eq(pw.pipelineId, row.id));
+  if (webhookIds.length > 0) {
+    await w.insert(pw).values(webhookIds.map((webhookId) => ({ pipelineId: row.id, webhookId, workspaceId: row.workspaceId })));
+  }
+}
+
+export function presentPipeline(rec: PipelineRecord): Pipeline {
+  const r = rec.row;
+  const out: Pipeline = {
+    id: r.id,
+    name: r.name,
+    workspaceId: r.workspaceId,
+    mappings: r.mappings,
+    isActive: r.isActive,
+    clientId: r.connectionId,
+    schemaId: r.schemaId,
+    direction: r.direction as Pipeline["direction"],
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+  if (rec.webhooks.length > 0) out.webhooks = rec.webhooks;
+  return out;
+}
+
+export function pipelineConflict(e: unknown, name: string): never {
+  if (uniqueViolation(e)) throw new AppError("conflict", `name: a pipeline named '${name}' already exists`);
+  throw e;
+}

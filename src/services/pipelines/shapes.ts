@@ -1,0 +1,157 @@
+import { z } from "zod";
+import { Id, Name, QueryBool } from "../shared/shapes";
+
+export const DIRECTIONS = ["inbound", "outbound"] as const;
+export type Direction = (typeof DIRECTIONS)[number];
+
+/** The closed list of transforms a field mapping may name (docs/decisions/mappings.md). */
+export const TRANSFORMS = ["trim", "uppercase", "lowercase", "number", "integer", "boolean", "date", "datetime", "string"] as const;
+export type Transform = (typeof TRANSFORMS)[number];
+
+export const INPUT_FORMATS = ["csv", "tsv", "json", "ndjson", "xml"] as const;
+export const OUTPUT_FORMATS = ["csv", "json", "xml"] as const;
+export const ENCODINGS = ["utf-8", "utf-16le", "latin1", "windows-1252"] as const;
+export const ON_INVALID_ROW = ["fail", "skip", "quarantine"] as const;
+
+const Transform = z.enum(TRANSFORMS, {
+  error: (i) => `unknown transform '${String(i.input)}'; allowed: ${TRANSFORMS.join(", ")}`,
+});
+
+const Column = z.string().min(1, "must not be empty").max(200, "must be at most 200 characters");
+
+/**
+ * One field mapping, in one of three forms: sourced (`source`), static
+ * value (`value`, no source) or aggregated (`sources`, gated per workspace).
+ */
+export const FieldMapping = z
+  .object({
+    target: Column,
+    source: Column.optional(),
+    value: z.string().max(10_000).optional(),
+    sources: z.array(Column).min(1, "must list at least one column").max(50).optional(),
+    delimiter: z.string().max(16, "must be at most 16 characters").optional(),
+    transform: Transform.optional(),
+  })
+  .superRefine((m, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+    if (m.sources !== undefined) {
+      if (m.source !== undefined) issue("source", "cannot be combined with sources");
+      if (m.value !== undefined) issue("value", "cannot be combined with sources");
+    } else {
+      if (m.source !== undefined && m.value !== undefined) issue("value", "cannot be combined with source");
+      if (m.source === undefined && m.value === undefined) issue("source", "one of source, value or sources is required");
+      if (m.delimiter !== undefined) issue("delimiter", "only applies to a mapping with sources");
+    }
+  })
+  .meta({ id: "FieldMapping" });
+export type FieldMapping = z.output<typeof FieldMapping>;
+
+export type MappingForm = "sourced" | "static" | "aggregated";
+export function mappingForm(m: FieldMapping): MappingForm {
+  return m.sources !== undefined ? "aggregated" : m.source !== undefined ? "sourced" : "static";
+}
+
+/** How files are read. Unknown members are kept, so clients may store their own settings. */
+export const MappingOptions = z
+  .looseObject({
+    format: z.enum(INPUT_FORMATS).optional().meta({ description: "Input format; inferred from the file name when absent." }),
+    delimiter: z.string().min(1).max(4).optional(),
+    quote: z.string().length(1).optional(),
+    headerRow: z.boolean().optional().meta({ description: "CSV/TSV: the first row names the columns (default true)." }),
+    skipEmptyLines: z.boolean().optional(),
+    encoding: z.enum(ENCODINGS).optional(),
+    recordPath: z.string().max(500).optional().meta({ description: "JSON/XML: dotted path to the repeated record element." }),
+    outputFormat: z.enum(OUTPUT_FORMATS).optional().meta({ description: "Outbound: the delivered file's format." }),
+  })
+  .meta({ id: "MappingOptions" });
+
+/** What a row that fails validation does to its run. */
+export const MappingValidations = z
+  .looseObject({
+    onInvalidRow: z.enum(ON_INVALID_ROW).optional().meta({ description: "fail the run (default), skip the row, or quarantine it." }),
+    maxInvalidRows: z.number().int().min(0).optional().meta({ description: "Error budget: the run fails past this many invalid rows." }),
+    maxInvalidRatio: z.number().min(0).max(1).optional(),
+  })
+  .meta({ id: "MappingValidations" });
+
+export const PipelineMappings = z
+  .object(
+    {
+      fieldMappings: z.array(FieldMapping).max(1000, "must have at most 1000 entries").default([]),
+      options: MappingOptions.default({}),
+      validations: MappingValidations.default({}),
+    },
+    {
+      error: (i) =>
+        Array.isArray(i.input)
+          ? "must be an object; field mappings go under mappings.fieldMappings, not as a bare array"
+          : "must be an object with fieldMappings, options and validations",
+    },
+  )
+  .superRefine((m, ctx) => {
+    const seen = new Map<string, number>();
+    m.fieldMappings.forEach((f, i) => {
+      const first = seen.get(f.target);
+      if (first !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["fieldMappings", i, "target"], message: `'${f.target}' is already the target of fieldMappings[${first}]` });
+      } else seen.set(f.target, i);
+    });
+  })
+  .meta({ id: "PipelineMappings" });
+export type PipelineMappings = z.output<typeof PipelineMappings>;
+
+const WebhookIds = z.array(Id).max(50, "must have at most 50 entries");
+
+export const CreatePipelineInput = z
+  .object({
+    name: Name,
+    mappings: PipelineMappings.default({ fieldMappings: [], options: {}, validations: {} }),
+    clientId: Id,
+    schemaId: Id,
+    direction: z.enum(DIRECTIONS, { error: `must be one of ${DIRECTIONS.join(", ")}` }).default("inbound"),
+    isActive: z.boolean().default(true),
+    webhookIds: WebhookIds.optional(),
+  })
+  .meta({ id: "CreatePipelineInput" });
+export type CreatePipelineInput = z.input<typeof CreatePipelineInput>;
+
+export const UpdatePipelineInput = z
+  .object({
+    name: Name.optional(),
+    mappings: PipelineMappings.optional(),
+    clientId: Id.optional(),
+    schemaId: Id.optional(),
+    direction: z.enum(DIRECTIONS, { error: `must be one of ${DIRECTIONS.join(", ")}` }).optional(),
+    isActive: z.boolean().optional(),
+    webhookIds: WebhookIds.optional().meta({ description: "Replaces the linked webhooks; [] unlinks all." }),
+  })
+  .meta({ id: "UpdatePipelineInput" });
+export type UpdatePipelineInput = z.input<typeof UpdatePipelineInput>;
+
+export const ListPipelinesQuery = z.object({
+  clientId: Id.optional(),
+  connectionId: Id.optional(),
+  connectionName: z.string().max(200).optional(),
+  clientName: z.string().max(200).optional().meta({ deprecated: true, description: "Alias of connectionName." }),
+  direction: z.enum(DIRECTIONS, { error: `must be one of ${DIRECTIONS.join(", ")}` }).optional(),
+  isActive: QueryBool.optional(),
+});
+
+export const WebhookRef = z.object({ id: z.string(), name: z.string(), url: z.string() }).meta({ id: "WebhookRef" });
+
+export const Pipeline = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    workspaceId: z.string(),
+    mappings: PipelineMappings,
+    isActive: z.boolean(),
+    clientId: z.string(),
+    schemaId: z.string(),
+    direction: z.enum(DIRECTIONS),
+    webhooks: z.array(WebhookRef).optional().meta({ description: "Present only when webhooks are linked." }),
+    createdAt: z.date(),
+    updatedAt: z.date(),
+  })
+  .meta({ id: "Pipeline" });
+export type Pipeline = z.output<typeof Pipeline>;

@@ -1,0 +1,57 @@
+import Ajv, { type ErrorObject } from "ajv";
+import Ajv2020 from "ajv/dist/2020";
+import addFormats from "ajv-formats";
+import { AppError } from "../../domain/errors";
+
+/**
+ * A schema's `definition` is a JSON Schema describing one row. It is checked
+ * against its meta-schema (draft 2020-12 unless `$schema` names draft-07),
+ * then compiled, so that bad references and patterns are caught on save
+ * rather than on the first file.
+ */
+const DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema";
+const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
+
+const options = { strict: false, allErrors: false, validateFormats: true } as const;
+const ajv2020 = addFormats(new Ajv2020(options));
+const ajv07 = addFormats(new Ajv(options));
+
+function pathOf(e: ErrorObject): string {
+  const segs = e.instancePath.split("/").slice(1).map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return ["definition", ...segs].map((s, i) => (/^\d+$/.test(s) ? `[${s}]` : i === 0 ? s : `.${s}`)).join("");
+}
+
+function fail(message: string): never {
+  throw new AppError("invalid_input", message);
+}
+
+export function pickValidator(definition: Record<string, unknown>) {
+  const declared = definition.$schema;
+  if (declared === undefined || declared === DRAFT_2020 || declared === `${DRAFT_2020}#`) return ajv2020;
+  if (typeof declared === "string" && DRAFT_07.test(declared)) return ajv07;
+  return fail(`definition.$schema: unsupported meta-schema '${String(declared)}'; use ${DRAFT_2020} or http://json-schema.org/draft-07/schema#`);
+}
+
+export function checkDefinition(definition: Record<string, unknown>): void {
+  const ajv = pickValidator(definition);
+  if (!ajv.validateSchema(definition)) {
+    const e = ajv.errors?.[0];
+    fail(e ? `${pathOf(e)}: ${e.message ?? "is not valid JSON Schema"}` : "definition: is not a valid JSON Schema");
+  }
+  if (definition.type !== "object") fail("definition.type: must be 'object' (a schema describes one row)");
+  const props = definition.properties;
+  if (props === undefined || props === null || typeof props !== "object" || Array.isArray(props)) {
+    fail("definition.properties: is required and must be an object of column schemas");
+  }
+  const required = definition.required;
+  if (required !== undefined) {
+    (required as string[]).forEach((name, i) => {
+      if (!(name in (props as object))) fail(`definition.required[${i}]: '${name}' is not one of definition.properties`);
+    });
+  }
+  try {
+    ajv.compile(definition);
+  } catch (e) {
+    fail(`definition: ${(e as Error).message}`);
+  }
+}

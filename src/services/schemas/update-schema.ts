@@ -1,0 +1,31 @@
+import { eq } from "drizzle-orm";
+import { parseInput } from "../../domain/validation";
+import type { CallOptions, ServiceContext } from "../context";
+import { checkDefinition } from "./definition";
+import { loadSchema, type SchemaRow, schemaConflict } from "./record";
+import { UpdateSchemaInput } from "./shapes";
+
+export async function updateSchema(
+  ctx: ServiceContext,
+  opts: CallOptions & { id: string; input: UpdateSchemaInput },
+): Promise<SchemaRow> {
+  const input = parseInput(UpdateSchemaInput, opts.input);
+  if (input.definition) checkDefinition(input.definition);
+  const s = ctx.db.t.schemas;
+  let name = input.name ?? "";
+  return ctx.db
+    .tx(async (w) => {
+      const cur = await loadSchema(ctx, { workspaceId: opts.actor.workspaceId, id: opts.id }, w);
+      const next: SchemaRow = {
+        ...cur,
+        name: input.name ?? cur.name,
+        definition: input.definition ?? cur.definition,
+        description: input.description === undefined ? cur.description : input.description,
+        updatedAt: ctx.clock.now(),
+      };
+      name = next.name;
+      await w.update(s).set(next).where(eq(s.id, cur.id));
+      return next;
+    })
+    .catch((e) => schemaConflict(e, name));
+}

@@ -1,0 +1,28 @@
+import { and, eq } from "drizzle-orm";
+import type { Reader } from "../../../db/client";
+import type { webhooks } from "../../../db/pg/schema";
+import { notFound } from "../../domain/errors";
+import type { ServiceContext } from "../context";
+import type { Webhook } from "./shapes";
+
+export type WebhookRow = typeof webhooks.$inferSelect;
+
+export async function loadWebhook(ctx: ServiceContext, opts: { workspaceId: string; id: string }, r: Reader = ctx.db.read) {
+  const wh = ctx.db.t.webhooks;
+  const [row] = await r.select().from(wh).where(and(eq(wh.id, opts.id), eq(wh.workspaceId, opts.workspaceId)));
+  if (!row) throw notFound("webhook", opts.id);
+  return row;
+}
+
+/** The signing secret is never part of a read. */
+export function presentWebhook(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    name: row.name,
+    url: row.url,
+    workspaceId: row.workspaceId,
+    isActive: row.isActive,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}

@@ -1,0 +1,38 @@
+import { AppError } from "../../domain/errors";
+import { newId } from "../../domain/ids";
+import { parseInput } from "../../domain/validation";
+import type { ServiceContext } from "../context";
+import { insertKey } from "../keys/create-key";
+import type { CreatedKey } from "../keys/shapes";
+import { isFreeMailDomain } from "./free-mail";
+import { CreateWorkspaceInput, type WorkspaceView } from "./shapes";
+
+/** A workspace and its first admin key, in one transaction. */
+export async function createWorkspace(
+  ctx: ServiceContext,
+  raw: CreateWorkspaceInput,
+): Promise<{ workspace: WorkspaceView; key: CreatedKey }> {
+  const input = parseInput(CreateWorkspaceInput, raw);
+  const domain = input.email.split("@")[1]!.toLowerCase();
+  if (isFreeMailDomain(domain)) {
+    throw new AppError(
+      "invalid_input",
+      `email: '${domain}' is a personal e-mail provider; register with your company's e-mail domain`,
+    );
+  }
+  const now = ctx.clock.now();
+  const workspace: WorkspaceView = {
+    id: newId("workspace"),
+    name: input.name,
+    email: input.email.toLowerCase(),
+    defaultVersion: input.defaultVersion ?? null,
+    features: [],
+    createdAt: now,
+    updatedAt: now,
+  };
+  return ctx.db.tx(async (w) => {
+    await w.insert(ctx.db.t.workspaces).values(workspace);
+    const key = await insertKey(ctx, w, { workspaceId: workspace.id, role: "admin", name: "first admin key" });
+    return { workspace, key };
+  });
+}

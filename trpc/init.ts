@@ -1,0 +1,52 @@
+import { initTRPC, TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { AppError, isAppError } from "../src/domain/errors";
+import { formatIssues } from "../src/domain/validation";
+import { HTTP_STATUS } from "../src/http/errors";
+import type { Actor, ServiceContext } from "../src/services/context";
+import { TRPC_CODE } from "./errors";
+
+export interface TrpcContext {
+  svc: ServiceContext;
+  actor: Actor;
+}
+
+const t = initTRPC.context<TrpcContext>().create({
+  errorFormatter({ shape, error }) {
+    const app = isAppError(error.cause) ? error.cause : null;
+    const zod = error.cause instanceof z.ZodError ? error.cause : null;
+    const code = app?.code ?? (zod ? "invalid_input" : error.code === "INTERNAL_SERVER_ERROR" ? "internal" : null);
+    return {
+      ...shape,
+      message: zod ? formatIssues(zod.issues) : shape.message,
+      data: { ...shape.data, stack: undefined, error: code, statusCode: code ? HTTP_STATUS[code] : shape.data.httpStatus },
+    };
+  },
+});
+
+/** Services throw AppError; this turns it into the TRPCError with the matching code. */
+const appErrors = t.middleware(async ({ next, ctx }) => {
+  const result = await next();
+  if (!result.ok) {
+    const cause = result.error.cause;
+    if (isAppError(cause)) throw new TRPCError({ code: TRPC_CODE[cause.code], message: cause.message, cause });
+    if (result.error.code === "INTERNAL_SERVER_ERROR" && !(cause instanceof z.ZodError)) {
+      const ref = crypto.randomUUID();
+      ctx.svc.log.error({ err: cause ?? result.error, ref }, "unhandled error in tRPC procedure");
+      throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: `internal error (reference ${ref})`, cause: new AppError("internal", "internal error") });
+    }
+  }
+  return result;
+});
+
+export const router = t.router;
+export const procedure = t.procedure.use(appErrors);
+export const createCallerFactory = t.createCallerFactory;
+
+/** Input is passed through untouched: each use case parses its own input, so every transport gets the same rules and messages. */
+export function input<T>() {
+  return (raw: unknown) => raw as T;
+}
+
+export const ById = z.object({ id: z.string().min(1, "must not be empty") });
+export const ByIdWith = <T>() => z.object({ id: z.string().min(1, "must not be empty"), data: z.custom<T>((v) => v !== undefined, "is required") });

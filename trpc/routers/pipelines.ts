@@ -1,0 +1,22 @@
+import * as pipelines from "../../src/services/pipelines";
+import { pagination } from "../../src/services/shared/shapes";
+import { ById, ByIdWith, input, procedure, router } from "../init";
+
+export const pipelinesRouter = router({
+  list: procedure.input(input<Record<string, unknown> | undefined>()).query(async ({ ctx, input: query }) => {
+    const page = await pipelines.listPipelines(ctx.svc, { actor: ctx.actor, query: query ?? {} });
+    return { data: page.items.map(pipelines.presentPipeline), pagination: pagination(page) };
+  }),
+  get: procedure
+    .input(ById)
+    .query(async ({ ctx, input: { id } }) => pipelines.presentPipeline(await pipelines.getPipeline(ctx.svc, { actor: ctx.actor, id }))),
+  create: procedure
+    .input(input<pipelines.CreatePipelineInput>())
+    .mutation(async ({ ctx, input: data }) => pipelines.presentPipeline(await pipelines.createPipeline(ctx.svc, { actor: ctx.actor, input: data }))),
+  update: procedure
+    .input(ByIdWith<pipelines.UpdatePipelineInput>())
+    .mutation(async ({ ctx, input: { id, data } }) =>
+      pipelines.presentPipeline(await pipelines.updatePipeline(ctx.svc, { actor: ctx.actor, id, input: data })),
+    ),
+  delete: procedure.input(ById).mutation(({ ctx, input: { id } }) => pipelines.deletePipeline(ctx.svc, { actor: ctx.actor, id })),
+});

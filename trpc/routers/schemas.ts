@@ -1,0 +1,18 @@
+import * as schemas from "../../src/services/schemas";
+import { pagination } from "../../src/services/shared/shapes";
+import { ById, ByIdWith, input, procedure, router } from "../init";
+
+export const schemasRouter = router({
+  list: procedure.input(input<Record<string, unknown> | undefined>()).query(async ({ ctx, input: query }) => {
+    const page = await schemas.listSchemas(ctx.svc, { actor: ctx.actor, query: query ?? {} });
+    return { data: page.items.map(schemas.presentSchema), pagination: pagination(page) };
+  }),
+  get: procedure.input(ById).query(async ({ ctx, input: { id } }) => schemas.presentSchema(await schemas.getSchema(ctx.svc, { actor: ctx.actor, id }))),
+  create: procedure
+    .input(input<schemas.CreateSchemaInput>())
+    .mutation(async ({ ctx, input: data }) => schemas.presentSchema(await schemas.createSchema(ctx.svc, { actor: ctx.actor, input: data }))),
+  update: procedure
+    .input(ByIdWith<schemas.UpdateSchemaInput>())
+    .mutation(async ({ ctx, input: { id, data } }) => schemas.presentSchema(await schemas.updateSchema(ctx.svc, { actor: ctx.actor, id, input: data }))),
+  delete: procedure.input(ById).mutation(({ ctx, input: { id } }) => schemas.deleteSchema(ctx.svc, { actor: ctx.actor, id })),
+});

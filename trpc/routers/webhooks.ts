@@ -1,0 +1,18 @@
+import { pagination } from "../../src/services/shared/shapes";
+import * as webhooks from "../../src/services/webhooks";
+import { ById, ByIdWith, input, procedure, router } from "../init";
+
+export const webhooksRouter = router({
+  list: procedure.input(input<Record<string, unknown> | undefined>()).query(async ({ ctx, input: query }) => {
+    const page = await webhooks.listWebhooks(ctx.svc, { actor: ctx.actor, query: query ?? {} });
+    return { data: page.items.map(webhooks.presentWebhook), pagination: pagination(page) };
+  }),
+  get: procedure.input(ById).query(async ({ ctx, input: { id } }) => webhooks.presentWebhook(await webhooks.getWebhook(ctx.svc, { actor: ctx.actor, id }))),
+  create: procedure
+    .input(input<webhooks.CreateWebhookInput>())
+    .mutation(({ ctx, input: data }) => webhooks.createWebhook(ctx.svc, { actor: ctx.actor, input: data })),
+  update: procedure
+    .input(ByIdWith<webhooks.UpdateWebhookInput>())
+    .mutation(async ({ ctx, input: { id, data } }) => webhooks.presentWebhook(await webhooks.updateWebhook(ctx.svc, { actor: ctx.actor, id, input: data }))),
+  delete: procedure.input(ById).mutation(({ ctx, input: { id } }) => webhooks.deleteWebhook(ctx.svc, { actor: ctx.actor, id })),
+});
