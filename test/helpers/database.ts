@@ -17,17 +17,18 @@ export interface TestDatabase {
 
 export const testDialect = (): "pg" | "sqlite" => (process.env.TEST_DATABASE_URL ? "pg" : "sqlite");
 
-export async function freshDatabase(): Promise<TestDatabase> {
+/** `dataDir`: where the SQLite file goes, as `service.db`, the name the service itself uses there. */
+export async function freshDatabase(dataDir?: string): Promise<TestDatabase> {
   const admin = process.env.TEST_DATABASE_URL;
   if (!admin) {
-    const dir = mkdtempSync(join(tmpdir(), "fps-test-"));
-    const db = openSqlite(join(dir, "test.db"));
+    const dir = dataDir ?? mkdtempSync(join(tmpdir(), "fps-test-"));
+    const db = openSqlite(join(dir, "service.db"));
     return {
       db,
       url: null,
       async drop() {
         await db.close();
-        rmSync(dir, { recursive: true, force: true });
+        if (!dataDir) rmSync(dir, { recursive: true, force: true });
       },
     };
   }

@@ -43,22 +43,31 @@ export class Harness {
     readonly service: Service,
     readonly clock: ManualClock,
     private readonly database: TestDatabase,
-    private readonly dataDir: string,
+    readonly dataDir: string,
+    private readonly encryptionKey: string,
   ) {}
 
   static async start(opts: { sftp?: SftpClientPort; env?: Record<string, string> } = {}): Promise<Harness> {
-    const database = await freshDatabase();
     const dataDir = mkdtempSync(join(tmpdir(), "fps-data-"));
+    const database = await freshDatabase(dataDir);
+    const encryptionKey = randomBytes(32).toString("base64");
     const config = parseConfig({
       DATA_DIR: dataDir,
-      ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+      ENCRYPTION_KEY: encryptionKey,
       LOG_LEVEL: "silent",
       PUBLIC_URL: "http://localhost:3000",
       ...opts.env,
     });
     const clock = new ManualClock(NOW);
     const service = await createService({ config, clock, db: database.db, log: createLogger("silent"), sftp: opts.sftp });
-    return new Harness(service, clock, database, dataDir);
+    return new Harness(service, clock, database, dataDir, encryptionKey);
+  }
+
+  /** Environment for a child process (the CLI, the service) that must use this harness's database. */
+  childEnv(): Record<string, string> {
+    const env: Record<string, string> = { DATA_DIR: this.dataDir, ENCRYPTION_KEY: this.encryptionKey, LOG_LEVEL: "silent" };
+    if (this.database.url) env.DATABASE_URL = this.database.url;
+    return env;
   }
 
   get svc() {

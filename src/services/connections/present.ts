@@ -18,11 +18,7 @@ export function presentConnection(ctx: ServiceContext, rec: ConnectionRecord, ve
     workspaceId: r.workspaceId,
     type: r.type as Connection["type"],
     useHostedSFTP: r.useHostedSftp,
-    ipWhitelist: r.ipWhitelist,
-    credentialsSet,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-  };
+  } as Connection;
   if (r.type === "EMAIL") {
     out.emailInbox = { inboundAddress: r.emailInboundAddress ?? "" };
     out.emailAllowedFormats = r.emailAllowedFormats ?? [];
@@ -57,8 +53,12 @@ export function presentConnection(ctx: ServiceContext, rec: ConnectionRecord, ve
       };
     }
   }
+  out.ipWhitelist = r.ipWhitelist;
+  out.credentialsSet = credentialsSet;
   if (VERSION_RULES[version].returnsCredentials) {
     for (const f of credentialsSet) out[f] = ctx.secrets.open(r[SECRET_COLUMNS[f]] as string);
   }
+  out.createdAt = r.createdAt;
+  out.updatedAt = r.updatedAt;
   return out;
 }

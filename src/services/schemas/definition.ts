@@ -36,7 +36,9 @@ export function checkDefinition(definition: Record<string, unknown>): void {
   const ajv = pickValidator(definition);
   if (!ajv.validateSchema(definition)) {
     const e = ajv.errors?.[0];
-    fail(e ? `${pathOf(e)}: ${e.message ?? "is not valid JSON Schema"}` : "definition: is not a valid JSON Schema");
+    const allowed = (e?.params as { allowedValues?: unknown[] } | undefined)?.allowedValues;
+    const detail = allowed ? ` (${allowed.map((v) => JSON.stringify(v)).join(", ")})` : "";
+    fail(e ? `${pathOf(e)}: ${e.message ?? "is not valid JSON Schema"}${detail}` : "definition: is not a valid JSON Schema");
   }
   if (definition.type !== "object") fail("definition.type: must be 'object' (a schema describes one row)");
   const props = definition.properties;

@@ -1,0 +1,62 @@
+import { describe, expect, test } from "bun:test";
+import { resolve } from "node:path";
+import { ConfigError, parseConfig } from "../src/config";
+
+const KEY = Buffer.alloc(32, 7).toString("base64");
+
+describe("configuration", () => {
+  test("no configuration gives the embedded default: SQLite under ./data, documented ports", () => {
+    const c = parseConfig({});
+    expect(c.port).toBe(3000);
+    expect(c.sftpPort).toBe(2222);
+    expect(c.smtpPort).toBe(2525);
+    expect(c.logLevel).toBe("info");
+    expect(c.dataDir).toBe(resolve("./data"));
+    expect(c.database).toEqual({ kind: "sqlite", path: resolve("./data/service.db") });
+    expect(c.publicUrl).toBe("http://localhost:3000");
+    expect(c.encryptionKey).toBeNull();
+  });
+
+  test("values are read from the environment; empty strings count as unset", () => {
+    const c = parseConfig({
+      PORT: "8080",
+      DATA_DIR: "/var/lib/fps",
+      SFTP_PORT: "0",
+      SMTP_PORT: "",
+      LOG_LEVEL: "warn",
+      DATABASE_URL: "postgres://u@db:5432/fps",
+      ENCRYPTION_KEY: KEY,
+      PUBLIC_URL: "https://files.example.com/",
+    });
+    expect(c.port).toBe(8080);
+    expect(c.dataDir).toBe("/var/lib/fps");
+    expect(c.sftpPort).toBe(0);
+    expect(c.smtpPort).toBe(2525);
+    expect(c.logLevel).toBe("warn");
+    expect(c.database).toEqual({ kind: "pg", url: "postgres://u@db:5432/fps" });
+    expect(c.encryptionKey?.length).toBe(32);
+    expect(c.publicUrl).toBe("https://files.example.com");
+    expect(c.sftpHost).toBe("files.example.com");
+  });
+
+  const bad: [string, Record<string, string>, RegExp][] = [
+    ["PORT", { PORT: "http" }, /PORT: /],
+    ["PORT", { PORT: "70000" }, /PORT: must be between 0 and 65535/],
+    ["SFTP_PORT", { SFTP_PORT: "-1" }, /SFTP_PORT: /],
+    ["SMTP_PORT", { SMTP_PORT: "2.5" }, /SMTP_PORT: must be a whole number/],
+    ["LOG_LEVEL", { LOG_LEVEL: "loud" }, /LOG_LEVEL: /],
+    ["DATABASE_URL", { DATABASE_URL: "mysql://x" }, /DATABASE_URL: must be a postgres:\/\/ URL/],
+    ["ENCRYPTION_KEY", { ENCRYPTION_KEY: "short" }, /ENCRYPTION_KEY: must be 32 bytes/],
+    ["PUBLIC_URL", { PUBLIC_URL: "not a url" }, /PUBLIC_URL: /],
+  ];
+  for (const [name, env, message] of bad) {
+    test(`a bad ${name} stops start-up with a message naming it`, () => {
+      expect(() => parseConfig(env)).toThrow(ConfigError);
+      expect(() => parseConfig(env)).toThrow(message);
+    });
+  }
+
+  test("Postgres needs a shared ENCRYPTION_KEY, so that every instance can read stored credentials", () => {
+    expect(() => parseConfig({ DATABASE_URL: "postgres://u@db/fps" })).toThrow(/ENCRYPTION_KEY: is required when DATABASE_URL is set/);
+  });
+});

@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { Harness } from "./helpers/harness";
+
+/** `npm start` as a real process: listens, serves, refuses bad configuration, stops cleanly. */
+const ROOT = join(import.meta.dir, "..");
+let h: Harness;
+beforeAll(async () => {
+  h = await Harness.start();
+});
+afterAll(() => h.close());
+
+function start(env: Record<string, string>) {
+  return Bun.spawn([process.execPath, "src/main.ts"], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+}
+
+async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return text.split("\n")[0]!;
+}
+
+test("starts on the configured database, serves the API and stops on SIGTERM", async () => {
+  const proc = start({ ...h.childEnv(), LOG_LEVEL: "info", PORT: "0", HOST: "127.0.0.1" });
+  try {
+    const line = JSON.parse(await firstLine(proc.stdout));
+    expect(line.msg).toBe("file pipeline service listening");
+    const base = line.url as string;
+    const ws = await h.workspace();
+    const health = await fetch(`${base}/healthz`);
+    expect(health.status).toBe(200);
+    const anonymous = await fetch(`${base}/connections`);
+    expect(anonymous.status).toBe(401);
+    const created = await fetch(`${base}/connections`, {
+      method: "POST",
+      headers: { "x-api-key": ws.apiKey, "content-type": "application/json", "service-version": "2026-05-25" },
+      body: JSON.stringify({ name: "over the wire" }),
+    });
+    expect(created.status).toBe(200);
+    expect(created.headers.get("service-version")).toBe("2026-05-25");
+    // The running process and this test share the database.
+    const seen = await h.api(ws, "GET", "/connections");
+    expect(seen.body.map((c: { name: string }) => c.name)).toEqual(["over the wire"]);
+  } finally {
+    proc.kill("SIGTERM");
+  }
+  expect(await proc.exited).toBe(0);
+});
+
+test("the embedded default keeps its encryption key beside the data, readable by the owner only", async () => {
+  const dataDir = `${h.dataDir}/embedded`;
+  const proc = start({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" });
+  try {
+    await firstLine(proc.stdout);
+    expect(statSync(join(dataDir, "encryption.key")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dataDir, "service.db")).size).toBeGreaterThan(0);
+  } finally {
+    proc.kill("SIGTERM");
+  }
+  expect(await proc.exited).toBe(0);
+});
+
+test("a bad setting stops start-up with a message naming the variable", async () => {
+  const proc = start({ DATA_DIR: `${h.dataDir}/bad`, PORT: "not-a-port" });
+  expect(await proc.exited).toBe(1);
+  expect(await new Response(proc.stderr).text()).toContain("PORT: must be a port number");
+});

@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Harness, type TestWorkspace } from "./helpers/harness";
+
+/**
+ * Walks every REST route the app serves, with no key, with a bad key, and
+ * with a second workspace's key against the first workspace's resources.
+ * A route added later without a fixture below fails this file, so no route
+ * escapes the walk.
+ */
+let h: Harness;
+let owner: TestWorkspace;
+let intruder: TestWorkspace;
+const ids: Record<string, string> = {};
+
+const PUBLIC = new Set(["/healthz", "/openapi.json", "/docs", "/docs/assets/:file", "/docs/migrations/2026-05-25"]);
+const OWN_AUTH = new Set(["/graphql", "/trpc/*"]); // authenticated inside their transports: see graphql/trpc security tests
+
+/** Which fixture id fills the `:id` of each resource path. */
+const RESOURCE_OF: Record<string, string> = {
+  connections: "connection",
+  clients: "connection",
+  schemas: "schema",
+  pipelines: "pipeline",
+  webhooks: "webhook",
+};
+
+beforeAll(async () => {
+  h = await Harness.start();
+  owner = await h.workspace({ name: "Owner" });
+  intruder = await h.workspace({ name: "Intruder" });
+  const conn = await h.api(owner, "POST", "/connections", { name: "Owner SFTP", sftpPassword: "s3cret" });
+  const schema = await h.api(owner, "POST", "/schemas", { name: "Owner schema", definition: { type: "object", properties: { a: { type: "string" } } } });
+  const webhook = await h.api(owner, "POST", "/webhooks", { name: "Owner hook", url: "https://hooks.example.com/a" });
+  const pipeline = await h.api(owner, "POST", "/pipelines", {
+    name: "Owner pipeline",
+    clientId: conn.body.id,
+    schemaId: schema.body.id,
+    webhookIds: [webhook.body.id],
+  });
+  for (const r of [conn, schema, webhook, pipeline]) expect(r.status).toBe(200);
+  ids.connection = conn.body.id;
+  ids.schema = schema.body.id;
+  ids.webhook = webhook.body.id;
+  ids.pipeline = pipeline.body.id;
+});
+afterAll(() => h.close());
+
+function apiRoutes() {
+  return h.service.http.routes
+    .filter((r) => !PUBLIC.has(r.path) && !OWN_AUTH.has(r.path))
+    .map((r) => ({ method: r.method, path: r.path }));
+}
+
+function fill(path: string): string {
+  return path.replace(/:(\w+)/g, (_, param: string) => {
+    const resource = RESOURCE_OF[path.split("/")[1]!];
+    const id = resource && ids[resource];
+    if (!id || param !== "id") throw new Error(`no security fixture for ${path}: add one to test/security.test.ts`);
+    return id;
+  });
+}
+
+const BODY = { name: "hijacked" };
+
+describe("every REST route", () => {
+  test("the walk covers the resource routes", () => {
+    const paths = new Set(apiRoutes().map((r) => r.path));
+    for (const p of ["/connections", "/connections/:id", "/clients/:id/test-connection", "/schemas/:id", "/pipelines/:id", "/webhooks/:id"]) {
+      expect(paths.has(p)).toBe(true);
+    }
+  });
+
+  test("refuses a request without a key: 401 with the standard error body", async () => {
+    for (const r of apiRoutes()) {
+      const res = await h.request(r.method, fill(r.path), { body: r.method === "GET" || r.method === "DELETE" ? undefined : BODY });
+      expect({ route: `${r.method} ${r.path}`, status: res.status }).toEqual({ route: `${r.method} ${r.path}`, status: 401 });
+      expect(res.body).toEqual({ message: "x-api-key: header is required", statusCode: 401, error: "unauthorized" });
+    }
+  });
+
+  test("refuses unknown, malformed and forged keys", async () => {
+    const forged = `${owner.apiKey.slice(0, -4)}AAAA`;
+    for (const key of ["nope", "fps_short_key", forged, owner.apiKey.toLowerCase()]) {
+      const res = await h.request("GET", "/connections", { key });
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe("unauthorized");
+    }
+  });
+
+  test("answers 404 for another workspace's ids, whatever the method", async () => {
+    for (const r of apiRoutes().filter((r) => r.path.includes(":id"))) {
+      const res = await h.request(r.method, fill(r.path), {
+        key: intruder.apiKey,
+        version: "2026-05-25",
+        body: r.method === "GET" || r.method === "DELETE" ? undefined : BODY,
+      });
+      expect({ route: `${r.method} ${r.path}`, status: res.status }).toEqual({ route: `${r.method} ${r.path}`, status: 404 });
+      expect(res.body.error).toBe("not_found");
+      expect(JSON.stringify(res.body)).not.toContain("Owner");
+    }
+  });
+
+  test("lists show none of another workspace's resources", async () => {
+    for (const r of apiRoutes().filter((r) => r.method === "GET" && !r.path.includes(":"))) {
+      const res = await h.request("GET", r.path, { key: intruder.apiKey, version: "2026-05-25" });
+      expect(res.status).toBe(200);
+      expect(JSON.stringify(res.body)).not.toContain(owner.workspaceId);
+      expect(JSON.stringify(res.body)).not.toContain("Owner");
+    }
+  });
+
+  test("the owner's resources are untouched after the walk", async () => {
+    for (const [resource, path] of [
+      ["connection", "/connections"],
+      ["schema", "/schemas"],
+      ["pipeline", "/pipelines"],
+      ["webhook", "/webhooks"],
+    ] as const) {
+      const res = await h.api(owner, "GET", `${path}/${ids[resource]}`);
+      expect(res.status).toBe(200);
+      expect(res.body.name).not.toBe("hijacked");
+    }
+    const pipeline = await h.api(owner, "GET", `/pipelines/${ids.pipeline}`);
+    expect(pipeline.body.webhooks.map((w: { id: string }) => w.id)).toEqual([ids.webhook]);
+  });
+});
+
+describe("responses never carry secrets they should not", () => {
+  test("no 2026-05-25 response returns a stored credential or a webhook secret", async () => {
+    for (const r of apiRoutes().filter((r) => r.method === "GET")) {
+      const res = await h.request("GET", fill(r.path), { key: owner.apiKey, version: "2026-05-25" });
+      const text = JSON.stringify(res.body);
+      expect(text).not.toContain("s3cret");
+      expect(text).not.toContain("whsec_");
+    }
+  });
+});
