@@ -74,7 +74,7 @@ export async function nextConnectionRow(
     awsUserName: null,
     awsPublicKey: null,
     awsPasswordEnc: null,
-    ipWhitelist: [...new Set(input.ipWhitelist ?? cur?.ipWhitelist ?? [])],
+    ipWhitelist: [...new Set(pick(input.ipWhitelist, cur?.ipWhitelist ?? null) ?? [])],
     sftpServerId: null,
     emailInboundAddress: null,
     emailAllowedFormats: null,

@@ -85,7 +85,7 @@ const fields = {
     .nullable()
     .optional(),
   awsPassword: secret(1024),
-  ipWhitelist: z.array(IpOrCidr).max(100, "must have at most 100 entries").optional(),
+  ipWhitelist: z.array(IpOrCidr).max(100, "must have at most 100 entries").nullable().optional(),
   sftpServerDataId: Id.nullable().optional(),
   sftpServer: SftpServerInput.optional(),
   emailAllowedFormats: z.array(Format).max(FILE_FORMATS.length).optional(),
