@@ -110,6 +110,9 @@ const CREATE_400: [string, unknown, string][] = [
   ["sftpPassword of the wrong type", { name: "T", sftpPassword: 1234 }, "sftpPassword"],
   ["sftpPassword over the limit", { name: "T", sftpPassword: "p".repeat(1025) }, "sftpPassword"],
   ["empty sftpServerDataId", { name: "T", sftpServerDataId: "" }, "sftpServerDataId"],
+  ["empty awsUserName", { name: "T", awsUserName: "  " }, "awsUserName"],
+  ["a misspelt member", { name: "T", sftpPasword: "pw" }, "sftpPasword"],
+  ["a misspelt server member", server({ inboundFoldr: "/in" }), "sftpServer.inboundFoldr"],
 ];
 
 describe("create: invalid input is a 400 naming the field, and nothing is stored", () => {
@@ -122,6 +125,11 @@ describe("create: invalid input is a 400 naming the field, and nothing is stored
       expect(await snapshot()).toEqual(before);
     });
   }
+
+  test("a misspelt member is named and called unknown, so a mistyped secret is not silently dropped", async () => {
+    const r = await h.api(ws, "POST", "/connections", { name: "Typo", sftpPasword: "pw" });
+    expect(r.body.message).toBe("sftpPasword: unknown member (check its spelling)");
+  });
 
   test("the unknown-type message lists the allowed types; the unknown-format message lists the formats", async () => {
     const t = await h.api(ws, "POST", "/connections", { name: "T", type: "FTP" });
@@ -258,6 +266,9 @@ describe("PATCH rules", () => {
     ["a bad ipWhitelist entry", () => selfHosted.id, () => ({ name: selfHosted.name, ipWhitelist: ["300.1.1.1"] }), "ipWhitelist[0]"],
     ["a bad private key", () => selfHosted.id, () => ({ name: selfHosted.name, sftpPrivateKey: "nope" }), "sftpPrivateKey"],
     ["moving to self-hosted without a server", () => hosted.id, () => ({ name: hosted.name, useHostedSFTP: false }), "sftpServer"],
+    ["a server on a hosted connection without useHostedSFTP: false", () => hosted.id, () => ({ name: hosted.name, sftpServer: { host: "a.example.com" } }), "sftpServer"],
+    ["the hosted server id on a self-hosted connection without useHostedSFTP: true", () => selfHosted.id, () => ({ name: selfHosted.name, sftpServerDataId: "srv_hosted" }), "sftpServerDataId"],
+    ["a misspelt member", () => selfHosted.id, () => ({ name: selfHosted.name, emailSubjectFiltr: "x" }), "emailSubjectFiltr"],
   ];
   for (const [what, id, body, field] of PATCH_400) {
     test(`400: ${what}`, async () => {

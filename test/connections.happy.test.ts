@@ -166,6 +166,31 @@ describe("self-hosted SFTP connections", () => {
     expect(del.body).toEqual({ id: second.id, deleted: true });
     expect(await storedServer(serverId)).toBeUndefined();
   });
+
+  test("a hosted connection moves to the customer's server only with useHostedSFTP: false", async () => {
+    const c = await created({ name: "Move To Own", sftpPassword: "pw" });
+    const r = await patch(c.id, { name: "Move To Own", useHostedSFTP: false, sftpUsername: "svc", sftpServer: { host: "own.example.com" } });
+    expect(r.status).toBe(200);
+    expect(r.body.useHostedSFTP).toBe(false);
+    expect(r.body.sftpServer).toMatchObject({ hosted: false, host: "own.example.com", port: 22 });
+  });
+
+  test("a connection read back can be sent back unchanged: read-only members are ignored", async () => {
+    for (const body of [
+      { name: "Round Trip Hosted", sftpPassword: "pw" },
+      { name: "Round Trip Own", sftpUsername: "rt", sftpServer: { host: "rt.example.com", port: 2200 } },
+      { name: "Round Trip Mail", type: "EMAIL", emailAllowedFormats: ["csv"] },
+    ]) {
+      const c = await created(body);
+      h.clock.advance(1000);
+      const r = await patch(c.id, c);
+      expect(r.status).toBe(200);
+      const { updatedAt, ...rest } = r.body;
+      const { updatedAt: before, ...restBefore } = c;
+      expect(rest).toEqual(restBefore);
+      expect(new Date(updatedAt).getTime()).toBe(new Date(before).getTime() + 1000);
+    }
+  });
 });
 
 describe("EMAIL connections", () => {

@@ -21,9 +21,30 @@ export function formatPath(path: readonly PropertyKey[], root?: string): string 
 
 export function formatIssues(issues: readonly z.core.$ZodIssue[], root?: string): string {
   return issues
+    .flatMap((i) =>
+      i.code === "unrecognized_keys"
+        ? i.keys.map((k) => `${formatPath([...i.path, k], root)}: unknown member (check its spelling)`)
+        : [`${formatPath(i.path, root)}: ${i.message}`],
+    )
     .slice(0, 5)
-    .map((i) => `${formatPath(i.path, root)}: ${i.message}`)
     .join("; ");
+}
+
+/**
+ * Members a client may send back unchanged from a response it read (ids,
+ * timestamps, computed members): they are dropped before parsing, so that
+ * strict shapes refuse only real mistakes. Dotted paths reach into objects.
+ */
+export function withoutReadOnly(raw: unknown, paths: readonly string[]): unknown {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return raw;
+  const out: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  for (const path of paths) {
+    const [head, ...rest] = path.split(".");
+    if (!(head! in out)) continue;
+    if (rest.length === 0) delete out[head!];
+    else out[head!] = withoutReadOnly(out[head!], [rest.join(".")]);
+  }
+  return out;
 }
 
 /**

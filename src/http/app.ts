@@ -34,7 +34,7 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
 
   const app = new Elysia({ name: "file-pipeline-service" })
     .onRequest(({ request, set }) => {
-      set.headers["service-version"] = provisionalVersion(request);
+      set.headers["service-version"] = provisionalVersion(request, svc.clock.now());
     })
     .onError({ as: "global" }, ({ code, error, set, request, path }) => {
       const e = toAppError(error, { frameworkCode: code, method: request.method, path, log: svc.log });

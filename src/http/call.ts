@@ -3,7 +3,6 @@ import { AppError } from "../domain/errors";
 import { isJsonContentType, readJsonBody } from "./body";
 import {
   type ApiVersion,
-  DEFAULT_VERSION,
   isApiVersion,
   isSunset,
   LEGACY_VERSION,
@@ -27,10 +26,15 @@ export interface Call {
 
 const isLegacyPath = (path: string) => path === "/clients" || path.startsWith("/clients/");
 
-/** The version header's value when it names a known version: what an early error reply is labelled with. */
-export function provisionalVersion(request: Request): ApiVersion {
+/**
+ * What a reply refused before the caller is known (no key, unknown route) is
+ * labelled with: the requested version when it is a known one, else the
+ * version an unpinned request gets at this moment.
+ */
+export function provisionalVersion(request: Request, now: Date): ApiVersion {
   const h = request.headers.get("service-version")?.trim();
-  return h && isApiVersion(h) ? h : DEFAULT_VERSION;
+  if (h && isApiVersion(h)) return h;
+  return resolveVersion({ header: null, workspaceDefault: null, now }).version;
 }
 
 /** Returned from the parse hook so Elysia leaves the body alone until the caller is known. */
@@ -50,9 +54,11 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
     .onParse({ as: "global" }, () => DEFERRED)
     .resolve({ as: "global" }, async ({ request, set, path }) => {
       const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
+      const now = svc.clock.now();
+      // Until the header is known to be valid, replies carry the workspace's own default.
+      set.headers["service-version"] = resolveVersion({ header: null, workspaceDefault: actor.defaultVersion, now }).version;
       const raw = request.headers.get("service-version");
       const header = raw === null ? null : parseVersion(raw.trim());
-      const now = svc.clock.now();
       const choice = resolveVersion({ header, workspaceDefault: actor.defaultVersion, now });
       set.headers["service-version"] = choice.version;
       const legacyPath = isLegacyPath(path);

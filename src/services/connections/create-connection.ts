@@ -2,14 +2,14 @@ import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { loadConnection } from "./record";
 import { connectionConflict, nextConnectionRow } from "./save";
-import { CreateConnectionInput } from "./shapes";
+import { connectionInput, CreateConnectionInput } from "./shapes";
 import type { ConnectionRecord } from "./record";
 
 export async function createConnection(
   ctx: ServiceContext,
   opts: CallOptions & { input: CreateConnectionInput },
 ): Promise<ConnectionRecord> {
-  const input = parseInput(CreateConnectionInput, opts.input);
+  const input = parseInput(CreateConnectionInput, connectionInput(opts.input));
   const workspaceId = opts.actor.workspaceId;
   let attempted = { name: input.name, sftpUsername: input.sftpUsername ?? null };
   return ctx.db

@@ -100,9 +100,10 @@ export async function nextConnectionRow(
 
   for (const f of EMAIL_ONLY) if (given(input[f])) throw invalid(f, "only applies to EMAIL connections");
 
+  // On create the server members imply the kind; on update, moving between
+  // the hosted server and the customer's own takes an explicit useHostedSFTP.
   const wantsOwnServer = input.sftpServer !== undefined || (given(input.sftpServerDataId) && input.sftpServerDataId !== HOSTED_SERVER_ID);
-  const hosted =
-    input.useHostedSFTP ?? (wantsOwnServer ? false : input.sftpServerDataId === HOSTED_SERVER_ID ? true : (cur?.useHostedSftp ?? true));
+  const hosted = input.useHostedSFTP ?? (cur ? cur.useHostedSftp : !wantsOwnServer);
   next.useHostedSftp = hosted;
 
   for (const f of SECRET_FIELDS) {
@@ -115,7 +116,7 @@ export async function nextConnectionRow(
 
   if (hosted) {
     if (input.sftpServer !== undefined) {
-      throw invalid("sftpServer", "a hosted connection uses the service's own SFTP server; set useHostedSFTP to false to use yours");
+      throw invalid("sftpServer", "a hosted connection uses the service's own SFTP server; send useHostedSFTP: false to use yours");
     }
     if (given(input.sftpServerDataId) && input.sftpServerDataId !== HOSTED_SERVER_ID) {
       throw invalid("sftpServerDataId", `a hosted connection is bound to '${HOSTED_SERVER_ID}'`);
@@ -132,6 +133,9 @@ export async function nextConnectionRow(
     return next;
   }
 
+  if (input.sftpServerDataId === HOSTED_SERVER_ID) {
+    throw invalid("sftpServerDataId", "this connection uses your own SFTP server; send useHostedSFTP: true to move it to the hosted one");
+  }
   next.sftpUsername = pick(input.sftpUsername, cur?.sftpUsername ?? null);
   next.sftpServerId = await bindServer(ctx, w, { workspaceId, current: current, input, now });
   return next;

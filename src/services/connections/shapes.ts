@@ -1,5 +1,6 @@
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
+import { withoutReadOnly } from "../../domain/validation";
 import { Id, Name } from "../shared/shapes";
 
 export const CONNECTION_TYPES = ["SFTP", "EMAIL"] as const;
@@ -28,7 +29,7 @@ const ServerPath = z
   .refine((p) => !p.split("/").includes(".."), "must not contain '..'");
 
 export const SftpServerInput = z
-  .object({
+  .strictObject({
     host: z
       .string()
       .trim()
@@ -76,7 +77,7 @@ const fields = {
     "must be a PEM or OpenSSH private key (-----BEGIN ... PRIVATE KEY-----)",
   ),
   sftpPassphrase: secret(1024),
-  awsUserName: z.string().trim().max(200).nullable().optional(),
+  awsUserName: z.string().trim().min(1, "must not be empty; send null to remove it").max(200).nullable().optional(),
   awsPublicKey: z
     .string()
     .trim()
@@ -93,11 +94,30 @@ const fields = {
   emailSubjectFilter: z.string().max(500).nullable().optional(),
 };
 
-export const CreateConnectionInput = z.object({ name: Name, ...fields }).meta({ id: "CreateConnectionInput" });
+export const CreateConnectionInput = z.strictObject({ name: Name, ...fields }).meta({ id: "CreateConnectionInput" });
 export type CreateConnectionInput = z.input<typeof CreateConnectionInput>;
 
 /** Members left out keep their value; `null` clears an optional member. `name` is required. */
-export const UpdateConnectionInput = z.object({ name: Name, ...fields }).meta({ id: "UpdateConnectionInput" });
+export const UpdateConnectionInput = z.strictObject({ name: Name, ...fields }).meta({ id: "UpdateConnectionInput" });
+
+/** Response members a client may send back unchanged; ignored on input. */
+export const CONNECTION_READ_ONLY = [
+  "id",
+  "workspaceId",
+  "createdAt",
+  "updatedAt",
+  "emailInbox",
+  "credentialsSet",
+  "sftpServer.id",
+  "sftpServer.hosted",
+] as const;
+
+/** A connection read back includes the hosted server's description; it is not a server to bind to. */
+export function connectionInput(raw: unknown): unknown {
+  const server = (raw as { sftpServer?: { hosted?: unknown } } | null)?.sftpServer;
+  const cleaned = server?.hosted === true ? withoutReadOnly(raw, ["sftpServer"]) : raw;
+  return withoutReadOnly(cleaned, CONNECTION_READ_ONLY);
+}
 export type UpdateConnectionInput = z.input<typeof UpdateConnectionInput>;
 
 export const ListConnectionsQuery = z.object({

@@ -3,14 +3,14 @@ import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { type ConnectionRecord, loadConnection } from "./record";
 import { connectionConflict, dropServerIfUnused, nextConnectionRow } from "./save";
-import { UpdateConnectionInput } from "./shapes";
+import { connectionInput, UpdateConnectionInput } from "./shapes";
 
 /** Partial update: members left out keep their value, `null` clears one, `name` is required. */
 export async function updateConnection(
   ctx: ServiceContext,
   opts: CallOptions & { id: string; input: UpdateConnectionInput },
 ): Promise<ConnectionRecord> {
-  const input = parseInput(UpdateConnectionInput, opts.input);
+  const input = parseInput(UpdateConnectionInput, connectionInput(opts.input));
   const workspaceId = opts.actor.workspaceId;
   const c = ctx.db.t.connections;
   let attempted = { name: input.name, sftpUsername: input.sftpUsername ?? null };

@@ -16,6 +16,37 @@ const options = { strict: false, allErrors: false, validateFormats: true } as co
 const ajv2020 = addFormats(new Ajv2020(options));
 const ajv07 = addFormats(new Ajv(options));
 
+/**
+ * Compiling registers the definition (and every `$id` inside it) in the Ajv
+ * instance, so a shared instance would let one workspace's schema resolve
+ * another's `$ref`, refuse a second definition (or a re-save) with the same
+ * `$id`, and grow with every save. Each check compiles in its own instance
+ * (well under a millisecond). Ajv only warns about an unknown `format`; here
+ * the warning is an error, since formats are asserted and a typo would
+ * otherwise switch the check off silently.
+ */
+function compileAlone(definition: Record<string, unknown>, draft07: boolean): void {
+  let ajv: Ajv | undefined;
+  const logger = {
+    log() {},
+    error() {},
+    warn(...args: unknown[]) {
+      const text = args.map(String).join(" ");
+      const unknown = /^unknown format "(.*)" ignored in schema at path "#?(.*)"$/.exec(text);
+      if (!unknown) throw new Error(text);
+      const at = unknown[2]!
+        .split("/")
+        .filter(Boolean)
+        .map((s) => `.${s.replace(/~1/g, "/").replace(/~0/g, "~")}`)
+        .join("");
+      fail(`definition${at}.format: unknown format '${unknown[1]}'; known formats: ${Object.keys(ajv?.formats ?? {}).join(", ")}`);
+    },
+  };
+  const own = { ...options, validateSchema: false, logger };
+  ajv = draft07 ? addFormats(new Ajv(own)) : addFormats(new Ajv2020(own));
+  ajv.compile(definition);
+}
+
 function pathOf(e: ErrorObject): string {
   const segs = e.instancePath.split("/").slice(1).map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
   return ["definition", ...segs].map((s, i) => (/^\d+$/.test(s) ? `[${s}]` : i === 0 ? s : `.${s}`)).join("");
@@ -48,12 +79,13 @@ export function checkDefinition(definition: Record<string, unknown>): void {
   const required = definition.required;
   if (required !== undefined) {
     (required as string[]).forEach((name, i) => {
-      if (!(name in (props as object))) fail(`definition.required[${i}]: '${name}' is not one of definition.properties`);
+      if (!Object.hasOwn(props as object, name)) fail(`definition.required[${i}]: '${name}' is not one of definition.properties`);
     });
   }
   try {
-    ajv.compile(definition);
+    compileAlone(definition, ajv === ajv07);
   } catch (e) {
+    if (e instanceof AppError) throw e;
     fail(`definition: ${(e as Error).message}`);
   }
 }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Name } from "../shared/shapes";
 
 const Definition = z
-  .record(z.string(), z.unknown(), { error: "must be a JSON Schema object" })
+  .record(z.string(), z.unknown(), { error: (i) => (i.input === undefined ? "is required" : "must be a JSON Schema object") })
   .meta({ description: "JSON Schema of one row: type 'object', properties, required." });
 
 const Description = z.string().max(2000, "must be at most 2000 characters").nullable().optional();

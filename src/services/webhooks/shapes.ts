@@ -2,7 +2,10 @@ import { z } from "zod";
 import { Name } from "../shared/shapes";
 
 const Url = z
-  .url({ protocol: /^https?$/, error: "must be an absolute http:// or https:// URL" })
+  .url({
+    protocol: /^https?$/,
+    error: (i) => (i.input === undefined ? "is required" : "must be an absolute http:// or https:// URL"),
+  })
   .max(2048, "must be at most 2048 characters");
 
 export const CreateWebhookInput = z
