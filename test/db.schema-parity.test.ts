@@ -29,8 +29,8 @@ function describeTable(c: ReturnType<typeof pgConfig> | ReturnType<typeof sqlite
 }
 
 test("the SQLite and Postgres schemas describe the same tables", () => {
-  const pgTables = Object.values(pg).filter((t): t is PgTable => t instanceof PgTable);
-  const sqliteTables = Object.values(sqlite).filter((t): t is SQLiteTable => t instanceof SQLiteTable);
+  const pgTables = (Object.values(pg) as unknown[]).filter((t): t is PgTable => t instanceof PgTable);
+  const sqliteTables = (Object.values(sqlite) as unknown[]).filter((t): t is SQLiteTable => t instanceof SQLiteTable);
   expect(pgTables.length).toBeGreaterThan(5);
   const a = pgTables.map((t) => describeTable(pgConfig(t))).sort((x, y) => x.name.localeCompare(y.name));
   const b = sqliteTables.map((t) => describeTable(sqliteConfig(t))).sort((x, y) => x.name.localeCompare(y.name));
