@@ -1,4 +1,4 @@
-import { createService } from "./app";
+import { createService, type Service } from "./app";
 import { ConfigError, parseConfig } from "./config";
 
 let config: ReturnType<typeof parseConfig>;
@@ -12,27 +12,31 @@ try {
   throw e;
 }
 
-const service = await createService({ config });
-const server = Bun.serve({
+// Signal handlers first: a stop request that arrives while starting still ends cleanly.
+let service: Service | undefined;
+let server: ReturnType<typeof Bun.serve> | undefined;
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  service?.svc.log.info({ signal }, "shutting down");
+  await server?.stop();
+  await service?.close();
+  process.exit(0);
+}
+process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+
+service = await createService({ config });
+const app = service;
+server = Bun.serve({
   port: config.port,
   hostname: config.host,
   // JSON bodies are limited per route (MAX_JSON_BODY_BYTES); file uploads stream and may be large.
   maxRequestBodySize: 8 * 1024 ** 3,
-  fetch: (request) => service.http.handle(request),
+  fetch: (request) => app.http.handle(request),
 });
 service.svc.log.info(
   { url: `http://${server.hostname}:${server.port}`, database: config.database.kind, dataDir: config.dataDir },
   "file pipeline service listening",
 );
-
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  service.svc.log.info({ signal }, "shutting down");
-  await server.stop();
-  await service.close();
-  process.exit(0);
-}
-process.on("SIGINT", () => void shutdown("SIGINT"));
-process.on("SIGTERM", () => void shutdown("SIGTERM"));

@@ -180,13 +180,13 @@ describe("references: unknown or foreign server ids are a 404", () => {
 });
 
 describe("conflicts are a 409", () => {
-  test("a duplicate name on create (also after trimming)", async () => {
+  test("a duplicate name on create (also after trimming, and in any case)", async () => {
     const before = await snapshot();
-    for (const name of ["Hosted One", "  Hosted One  "]) {
+    for (const name of ["Hosted One", "  Hosted One  ", "HOSTED one"]) {
       const r = await h.api(ws, "POST", "/connections", { name });
       expectError(r, 409, "name");
       expect(r.body.error).toBe("conflict");
-      expect(r.body.message).toContain("Hosted One");
+      expect(r.body.message).toContain(name.trim());
     }
     const e = await h.api(ws, "POST", "/connections", { name: "Mail One", type: "EMAIL", emailAllowedFormats: ["json"] });
     expectError(e, 409, "name");

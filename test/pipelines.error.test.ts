@@ -93,6 +93,9 @@ describe("mappings that are refused on create, storing nothing", () => {
     ["an unknown option value", { mappings: { fieldMappings: [], options: { encoding: "ebcdic" } } }, /^mappings\.options\.encoding: /],
     ["an unknown onInvalidRow", { mappings: { fieldMappings: [], validations: { onInvalidRow: "explode" } } }, /^mappings\.validations\.onInvalidRow: /],
     ["a ratio above 1", { mappings: { fieldMappings: [], validations: { maxInvalidRatio: 2 } } }, /^mappings\.validations\.maxInvalidRatio: /],
+    ["a misspelt member of a field mapping", withMappings({ source: "A", target: "a", tranform: "trim" }), "mappings.fieldMappings[0].tranform: unknown member (check its spelling)"],
+    ["a misspelt member of mappings", { mappings: { fieldMapings: [] } }, "mappings.fieldMapings: unknown member (check its spelling)"],
+    ["a misspelt pipeline member", { isActiv: false }, "isActiv: unknown member (check its spelling)"],
   ];
   for (const [label, body, message] of cases) {
     test(label, async () => {
@@ -246,6 +249,7 @@ describe("other refused input", () => {
     const second = await ok(ws, "POST", "/pipelines", { name: "Second", clientId: sftp.id, schemaId: schema.id });
     const before = await snapshot();
     expectError(await create({ name: "Existing" }), 409, "conflict", "name: a pipeline named 'Existing' already exists");
+    expectError(await create({ name: "EXISTING" }), 409, "conflict", "name: a pipeline named 'EXISTING' already exists");
     expectError(await h.api(ws, "PATCH", `/pipelines/${second.id}`, { name: "Existing", isActive: false }), 409, "conflict", /^name: /);
     expect(await snapshot()).toEqual(before);
     expect(await ok(ws, "GET", `/pipelines/${second.id}`)).toEqual(second);

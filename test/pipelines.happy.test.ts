@@ -192,16 +192,28 @@ describe("update", () => {
     expect(got.updatedAt).not.toBe(p.updatedAt);
   });
 
-  test("PATCH mappings replaces the whole mappings object", async () => {
+  test("PATCH mappings replaces the members it sends and keeps the others", async () => {
     const p = await pipeline({
       name: "Remapped",
       mappings: { fieldMappings: [{ source: "A", target: "a" }], options: { delimiter: "|" }, validations: { maxInvalidRows: 3 } },
     });
     const next = { fieldMappings: [{ target: "b", value: "fixed" }], options: { headerRow: true } };
     const res = await ok(ws, "PATCH", `/pipelines/${p.id}`, { mappings: next });
-    expect(res.mappings).toEqual({ ...next, validations: {} });
+    expect(res.mappings).toEqual({ ...next, validations: { maxInvalidRows: 3 } });
     const got = await ok(ws, "GET", `/pipelines/${p.id}`);
-    expect(got.mappings).toEqual({ ...next, validations: {} });
+    expect(got.mappings).toEqual({ ...next, validations: { maxInvalidRows: 3 } });
+    const cleared = await ok(ws, "PATCH", `/pipelines/${p.id}`, { mappings: { validations: {} } });
+    expect(cleared.mappings).toEqual({ ...next, validations: {} });
+  });
+
+  test("a pipeline read back can be sent back unchanged: read-only members are ignored", async () => {
+    const p = await pipeline({ name: "Round trip", mappings: { fieldMappings: [{ source: "A", target: "a", transform: "trim" }] } });
+    h.clock.advance(1000);
+    const res = await ok(ws, "PATCH", `/pipelines/${p.id}`, p);
+    const { updatedAt, ...rest } = res;
+    const { updatedAt: before, ...restBefore } = p;
+    expect(rest).toEqual(restBefore);
+    expect(new Date(updatedAt).getTime()).toBe(new Date(before).getTime() + 1000);
   });
 
   test("an aggregated mapping can be saved by PATCH while the gate is on", async () => {

@@ -131,6 +131,15 @@ describe("other refused creates", () => {
     expectError(dup, 409, "conflict", "name: a schema named 'Orders' already exists");
     const padded = await h.api(ws, "POST", "/schemas", { name: "  Orders ", definition: ROW });
     expectError(padded, 409, "conflict");
+    const cased = await h.api(ws, "POST", "/schemas", { name: "ORDERS", definition: ROW });
+    expectError(cased, 409, "conflict", "name: a schema named 'ORDERS' already exists");
+    expect(await snapshot()).toEqual(before);
+  });
+
+  test("a misspelt member is a 400 naming it, so a description is not silently lost", async () => {
+    const before = await snapshot();
+    const res = await h.api(ws, "POST", "/schemas", { name: "Typo", definition: ROW, descripton: "rows" });
+    expectError(res, 400, "invalid_input", "descripton: unknown member (check its spelling)");
     expect(await snapshot()).toEqual(before);
   });
 

@@ -119,6 +119,14 @@ describe("create and read", () => {
     expect(implicitCreated.definition).toEqual(implicit);
   });
 
+  test("the order of properties is kept as sent, on every database (it is the order of columns)", async () => {
+    const definition = { type: "object", properties: { zeta: { type: "string" }, alpha: { type: "string" }, mm: { type: "integer" } } };
+    const created = await h.api(ws, "POST", "/schemas", { name: "Column order", definition });
+    const read = await h.api(ws, "GET", `/schemas/${created.body.id}`);
+    expect(Object.keys(read.body.definition.properties)).toEqual(["zeta", "alpha", "mm"]);
+    expect(JSON.stringify(read.body.definition)).toBe(JSON.stringify(definition));
+  });
+
   test("definitions with the same $id can be saved more than once and in different workspaces", async () => {
     const definition = { $id: "https://schemas.example.com/order-row", type: "object", properties: { sku: { type: "string" } } };
     const first = await create({ name: "With id", definition });

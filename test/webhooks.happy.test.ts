@@ -148,6 +148,12 @@ describe("refused requests", () => {
     }
     expectError(await h.api(ws, "POST", "/webhooks", { name: "No url" }), 400, "invalid_input", /^url: is required/);
     expectError(await h.api(ws, "POST", "/webhooks", { url: "https://hooks.example.com/x" }), 400, "invalid_input", /^name: is required/);
+    expectError(
+      await h.api(ws, "POST", "/webhooks", { name: "Typo", url: "https://hooks.example.com/x", isActiv: false }),
+      400,
+      "invalid_input",
+      "isActiv: unknown member (check its spelling)",
+    );
     expect(await ok(ws, "GET", "/webhooks?limit=100")).toEqual(before);
   });
 

@@ -3,7 +3,7 @@ CREATE TABLE "workspaces" (
 	"name" text NOT NULL,
 	"email" text NOT NULL,
 	"default_version" text,
-	"features" jsonb NOT NULL,
+	"features" json NOT NULL,
 	"created_at" timestamp (3) with time zone NOT NULL,
 	"updated_at" timestamp (3) with time zone NOT NULL
 );
@@ -48,11 +48,11 @@ CREATE TABLE "connections" (
 	"aws_user_name" text,
 	"aws_public_key" text,
 	"aws_password_enc" text,
-	"ip_whitelist" jsonb NOT NULL,
+	"ip_whitelist" json NOT NULL,
 	"sftp_server_id" text,
 	"email_inbound_address" text,
-	"email_allowed_formats" jsonb,
-	"email_allowed_senders" jsonb,
+	"email_allowed_formats" json,
+	"email_allowed_senders" json,
 	"email_subject_filter" text,
 	"created_at" timestamp (3) with time zone NOT NULL,
 	"updated_at" timestamp (3) with time zone NOT NULL,
@@ -64,7 +64,7 @@ CREATE TABLE "schemas" (
 	"workspace_id" text NOT NULL,
 	"name" text NOT NULL,
 	"description" text,
-	"definition" jsonb NOT NULL,
+	"definition" json NOT NULL,
 	"created_at" timestamp (3) with time zone NOT NULL,
 	"updated_at" timestamp (3) with time zone NOT NULL
 );
@@ -77,7 +77,7 @@ CREATE TABLE "pipelines" (
 	"schema_id" text NOT NULL,
 	"direction" text NOT NULL,
 	"is_active" boolean NOT NULL,
-	"mappings" jsonb NOT NULL,
+	"mappings" json NOT NULL,
 	"created_at" timestamp (3) with time zone NOT NULL,
 	"updated_at" timestamp (3) with time zone NOT NULL
 );
@@ -95,7 +95,7 @@ CREATE TABLE "webhooks" (
 	"name" text NOT NULL,
 	"url" text NOT NULL,
 	"secret_enc" text NOT NULL,
-	"events" jsonb NOT NULL,
+	"events" json NOT NULL,
 	"is_active" boolean NOT NULL,
 	"created_at" timestamp (3) with time zone NOT NULL,
 	"updated_at" timestamp (3) with time zone NOT NULL
@@ -113,11 +113,11 @@ ALTER TABLE "pipeline_webhooks" ADD CONSTRAINT "pipeline_webhooks_pipeline_id_pi
 ALTER TABLE "pipeline_webhooks" ADD CONSTRAINT "pipeline_webhooks_webhook_id_webhooks_id_fk" FOREIGN KEY ("webhook_id") REFERENCES "public"."webhooks"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "webhooks" ADD CONSTRAINT "webhooks_workspace_id_workspaces_id_fk" FOREIGN KEY ("workspace_id") REFERENCES "public"."workspaces"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "api_keys_workspace_idx" ON "api_keys" USING btree ("workspace_id");--> statement-breakpoint
-CREATE UNIQUE INDEX "connections_workspace_name_uq" ON "connections" USING btree ("workspace_id","name");--> statement-breakpoint
+CREATE UNIQUE INDEX "connections_workspace_name_uq" ON "connections" USING btree ("workspace_id",lower("name"));--> statement-breakpoint
 CREATE UNIQUE INDEX "connections_hosted_username_uq" ON "connections" USING btree ("sftp_username") WHERE "connections"."use_hosted_sftp" = true;--> statement-breakpoint
 CREATE INDEX "connections_server_idx" ON "connections" USING btree ("sftp_server_id");--> statement-breakpoint
-CREATE UNIQUE INDEX "schemas_workspace_name_uq" ON "schemas" USING btree ("workspace_id","name");--> statement-breakpoint
-CREATE UNIQUE INDEX "pipelines_workspace_name_uq" ON "pipelines" USING btree ("workspace_id","name");--> statement-breakpoint
+CREATE UNIQUE INDEX "schemas_workspace_name_uq" ON "schemas" USING btree ("workspace_id",lower("name"));--> statement-breakpoint
+CREATE UNIQUE INDEX "pipelines_workspace_name_uq" ON "pipelines" USING btree ("workspace_id",lower("name"));--> statement-breakpoint
 CREATE INDEX "pipelines_connection_idx" ON "pipelines" USING btree ("connection_id");--> statement-breakpoint
 CREATE INDEX "pipelines_schema_idx" ON "pipelines" USING btree ("schema_id");--> statement-breakpoint
 CREATE INDEX "pipeline_webhooks_webhook_idx" ON "pipeline_webhooks" USING btree ("webhook_id");--> statement-breakpoint

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, index, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { boolean, index, json, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { timestamps } from "./columns";
 import { sftpServers } from "./sftp-servers";
 import { workspaces } from "./workspaces";
@@ -22,16 +22,16 @@ export const connections = pgTable(
     awsUserName: text("aws_user_name"),
     awsPublicKey: text("aws_public_key"),
     awsPasswordEnc: text("aws_password_enc"),
-    ipWhitelist: jsonb("ip_whitelist").$type<string[]>().notNull(),
+    ipWhitelist: json("ip_whitelist").$type<string[]>().notNull(),
     sftpServerId: text("sftp_server_id").references(() => sftpServers.id, { onDelete: "restrict" }),
     emailInboundAddress: text("email_inbound_address").unique(),
-    emailAllowedFormats: jsonb("email_allowed_formats").$type<string[]>(),
-    emailAllowedSenders: jsonb("email_allowed_senders").$type<string[]>(),
+    emailAllowedFormats: json("email_allowed_formats").$type<string[]>(),
+    emailAllowedSenders: json("email_allowed_senders").$type<string[]>(),
     emailSubjectFilter: text("email_subject_filter"),
     ...timestamps,
   },
   (t) => [
-    uniqueIndex("connections_workspace_name_uq").on(t.workspaceId, t.name),
+    uniqueIndex("connections_workspace_name_uq").on(t.workspaceId, sql`lower(${t.name})`),
     // The hosted SFTP server is shared by every workspace, so its logins are unique service-wide.
     uniqueIndex("connections_hosted_username_uq").on(t.sftpUsername).where(sql`${t.useHostedSftp} = true`),
     index("connections_server_idx").on(t.sftpServerId),

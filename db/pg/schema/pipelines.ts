@@ -1,4 +1,5 @@
-import { boolean, index, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { boolean, index, json, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import type { PipelineMappings } from "../../../src/services/pipelines/shapes";
 import { timestamps } from "./columns";
 import { connections } from "./connections";
@@ -21,11 +22,11 @@ export const pipelines = pgTable(
       .references(() => schemas.id, { onDelete: "restrict" }),
     direction: text("direction").notNull(),
     isActive: boolean("is_active").notNull(),
-    mappings: jsonb("mappings").$type<PipelineMappings>().notNull(),
+    mappings: json("mappings").$type<PipelineMappings>().notNull(),
     ...timestamps,
   },
   (t) => [
-    uniqueIndex("pipelines_workspace_name_uq").on(t.workspaceId, t.name),
+    uniqueIndex("pipelines_workspace_name_uq").on(t.workspaceId, sql`lower(${t.name})`),
     index("pipelines_connection_idx").on(t.connectionId),
     index("pipelines_schema_idx").on(t.schemaId),
   ],

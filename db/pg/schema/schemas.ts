@@ -1,4 +1,5 @@
-import { jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { json, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { timestamps } from "./columns";
 import { workspaces } from "./workspaces";
 
@@ -11,8 +12,8 @@ export const schemas = pgTable(
       .references(() => workspaces.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     description: text("description"),
-    definition: jsonb("definition").$type<Record<string, unknown>>().notNull(),
+    definition: json("definition").$type<Record<string, unknown>>().notNull(),
     ...timestamps,
   },
-  (t) => [uniqueIndex("schemas_workspace_name_uq").on(t.workspaceId, t.name)],
+  (t) => [uniqueIndex("schemas_workspace_name_uq").on(t.workspaceId, sql`lower(${t.name})`)],
 );

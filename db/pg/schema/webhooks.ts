@@ -1,4 +1,4 @@
-import { boolean, index, jsonb, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
+import { boolean, index, json, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { timestamps } from "./columns";
 import { pipelines } from "./pipelines";
 import { workspaces } from "./workspaces";
@@ -14,7 +14,7 @@ export const webhooks = pgTable(
     url: text("url").notNull(),
     /** The signing secret, encrypted; returned in clear only once, on creation. */
     secretEnc: text("secret_enc").notNull(),
-    events: jsonb("events").$type<string[]>().notNull(),
+    events: json("events").$type<string[]>().notNull(),
     isActive: boolean("is_active").notNull(),
     ...timestamps,
   },

@@ -1,4 +1,4 @@
-import { jsonb, pgTable, text } from "drizzle-orm/pg-core";
+import { json, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamps } from "./columns";
 
 export const workspaces = pgTable("workspaces", {
@@ -6,6 +6,6 @@ export const workspaces = pgTable("workspaces", {
   name: text("name").notNull(),
   email: text("email").notNull(),
   defaultVersion: text("default_version"),
-  features: jsonb("features").$type<string[]>().notNull(),
+  features: json("features").$type<string[]>().notNull(),
   ...timestamps,
 });

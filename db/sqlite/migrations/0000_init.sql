@@ -64,7 +64,7 @@ CREATE TABLE `connections` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `connections_email_inbound_address_unique` ON `connections` (`email_inbound_address`);--> statement-breakpoint
-CREATE UNIQUE INDEX `connections_workspace_name_uq` ON `connections` (`workspace_id`,`name`);--> statement-breakpoint
+CREATE UNIQUE INDEX `connections_workspace_name_uq` ON `connections` (`workspace_id`,lower("name"));--> statement-breakpoint
 CREATE UNIQUE INDEX `connections_hosted_username_uq` ON `connections` (`sftp_username`) WHERE "connections"."use_hosted_sftp" = 1;--> statement-breakpoint
 CREATE INDEX `connections_server_idx` ON `connections` (`sftp_server_id`);--> statement-breakpoint
 CREATE TABLE `schemas` (
@@ -78,7 +78,7 @@ CREATE TABLE `schemas` (
 	FOREIGN KEY (`workspace_id`) REFERENCES `workspaces`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE UNIQUE INDEX `schemas_workspace_name_uq` ON `schemas` (`workspace_id`,`name`);--> statement-breakpoint
+CREATE UNIQUE INDEX `schemas_workspace_name_uq` ON `schemas` (`workspace_id`,lower("name"));--> statement-breakpoint
 CREATE TABLE `pipelines` (
 	`id` text PRIMARY KEY NOT NULL,
 	`workspace_id` text NOT NULL,
@@ -95,7 +95,7 @@ CREATE TABLE `pipelines` (
 	FOREIGN KEY (`schema_id`) REFERENCES `schemas`(`id`) ON UPDATE no action ON DELETE restrict
 );
 --> statement-breakpoint
-CREATE UNIQUE INDEX `pipelines_workspace_name_uq` ON `pipelines` (`workspace_id`,`name`);--> statement-breakpoint
+CREATE UNIQUE INDEX `pipelines_workspace_name_uq` ON `pipelines` (`workspace_id`,lower("name"));--> statement-breakpoint
 CREATE INDEX `pipelines_connection_idx` ON `pipelines` (`connection_id`);--> statement-breakpoint
 CREATE INDEX `pipelines_schema_idx` ON `pipelines` (`schema_id`);--> statement-breakpoint
 CREATE TABLE `pipeline_webhooks` (

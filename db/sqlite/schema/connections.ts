@@ -31,7 +31,7 @@ export const connections = sqliteTable(
     ...timestamps,
   },
   (t) => [
-    uniqueIndex("connections_workspace_name_uq").on(t.workspaceId, t.name),
+    uniqueIndex("connections_workspace_name_uq").on(t.workspaceId, sql`lower(${t.name})`),
     // The hosted SFTP server is shared by every workspace, so its logins are unique service-wide.
     uniqueIndex("connections_hosted_username_uq").on(t.sftpUsername).where(sql`${t.useHostedSftp} = 1`),
     index("connections_server_idx").on(t.sftpServerId),

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { PipelineMappings } from "../../../src/services/pipelines/shapes";
 import { timestamps } from "./columns";
@@ -25,7 +26,7 @@ export const pipelines = sqliteTable(
     ...timestamps,
   },
   (t) => [
-    uniqueIndex("pipelines_workspace_name_uq").on(t.workspaceId, t.name),
+    uniqueIndex("pipelines_workspace_name_uq").on(t.workspaceId, sql`lower(${t.name})`),
     index("pipelines_connection_idx").on(t.connectionId),
     index("pipelines_schema_idx").on(t.schemaId),
   ],

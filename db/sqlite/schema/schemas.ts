@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { timestamps } from "./columns";
 import { workspaces } from "./workspaces";
@@ -14,5 +15,5 @@ export const schemas = sqliteTable(
     definition: text("definition", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     ...timestamps,
   },
-  (t) => [uniqueIndex("schemas_workspace_name_uq").on(t.workspaceId, t.name)],
+  (t) => [uniqueIndex("schemas_workspace_name_uq").on(t.workspaceId, sql`lower(${t.name})`)],
 );

@@ -119,7 +119,7 @@ export async function nextConnectionRow(
       throw invalid("sftpServer", "a hosted connection uses the service's own SFTP server; send useHostedSFTP: false to use yours");
     }
     if (given(input.sftpServerDataId) && input.sftpServerDataId !== HOSTED_SERVER_ID) {
-      throw invalid("sftpServerDataId", `a hosted connection is bound to '${HOSTED_SERVER_ID}'`);
+      throw invalid("sftpServerDataId", `a hosted connection is bound to '${HOSTED_SERVER_ID}'; send useHostedSFTP: false to use your own server`);
     }
     const keep = cur?.useHostedSftp ? cur.sftpUsername : null;
     const username = input.sftpUsername === undefined ? keep : input.sftpUsername;

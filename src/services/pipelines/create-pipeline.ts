@@ -1,16 +1,16 @@
 import { newId } from "../../domain/ids";
-import { parseInput } from "../../domain/validation";
+import { parseInput, withoutReadOnly } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { linkWebhooks, loadPipeline, type PipelineRecord, type PipelineRow, pipelineConflict } from "./record";
 import { checkMappingGate, checkReferences } from "./references";
-import { CreatePipelineInput } from "./shapes";
+import { CreatePipelineInput, PIPELINE_READ_ONLY } from "./shapes";
 
 export async function createPipeline(
   ctx: ServiceContext,
   opts: CallOptions & { input: CreatePipelineInput },
 ): Promise<PipelineRecord> {
-  const input = parseInput(CreatePipelineInput, opts.input);
-  checkMappingGate(opts.actor, input.mappings);
+  const input = parseInput(CreatePipelineInput, withoutReadOnly(opts.input, PIPELINE_READ_ONLY));
+  checkMappingGate(opts.actor, input.mappings.fieldMappings);
   const workspaceId = opts.actor.workspaceId;
   const webhookIds = [...new Set(input.webhookIds ?? [])];
   const now = ctx.clock.now();

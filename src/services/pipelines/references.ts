@@ -3,14 +3,14 @@ import type { Reader } from "../../../db/client";
 import { AppError } from "../../domain/errors";
 import type { Actor, ServiceContext } from "../context";
 import { FEATURES } from "../workspaces/shapes";
-import { type Direction, mappingForm, type PipelineMappings } from "./shapes";
+import { type Direction, type FieldMapping, mappingForm } from "./shapes";
 
 const AGGREGATED = FEATURES[0];
 
 /** Aggregated mappings are gated per workspace (`workspace:feature --enable aggregated-mappings`). */
-export function checkMappingGate(actor: Actor, mappings: PipelineMappings): void {
+export function checkMappingGate(actor: Actor, fieldMappings: readonly FieldMapping[]): void {
   if (actor.features.includes(AGGREGATED)) return;
-  const i = mappings.fieldMappings.findIndex((m) => mappingForm(m) === "aggregated");
+  const i = fieldMappings.findIndex((m) => mappingForm(m) === "aggregated");
   if (i !== -1) {
     throw new AppError(
       "feature_not_enabled",

@@ -24,7 +24,7 @@ const Column = z.string().min(1, "must not be empty").max(200, "must be at most 
  * value (`value`, no source) or aggregated (`sources`, gated per workspace).
  */
 export const FieldMapping = z
-  .object({
+  .strictObject({
     target: Column,
     source: Column.optional(),
     value: z.string().max(10_000).optional(),
@@ -74,36 +74,52 @@ export const MappingValidations = z
   })
   .meta({ id: "MappingValidations" });
 
+const mappingsError = (i: { input: unknown }) =>
+  Array.isArray(i.input)
+    ? "must be an object; field mappings go under mappings.fieldMappings, not as a bare array"
+    : "must be an object with fieldMappings, options and validations";
+
+const FieldMappings = z
+  .array(FieldMapping)
+  .max(1000, "must have at most 1000 entries")
+  .superRefine((list, ctx) => {
+    const seen = new Map<string, number>();
+    list.forEach((f, i) => {
+      const first = seen.get(f.target);
+      if (first !== undefined) {
+        ctx.addIssue({ code: "custom", path: [i, "target"], message: `'${f.target}' is already the target of fieldMappings[${first}]` });
+      } else seen.set(f.target, i);
+    });
+  });
+
 export const PipelineMappings = z
-  .object(
+  .strictObject(
     {
-      fieldMappings: z.array(FieldMapping).max(1000, "must have at most 1000 entries").default([]),
+      fieldMappings: FieldMappings.default([]),
       options: MappingOptions.default({}),
       validations: MappingValidations.default({}),
     },
-    {
-      error: (i) =>
-        Array.isArray(i.input)
-          ? "must be an object; field mappings go under mappings.fieldMappings, not as a bare array"
-          : "must be an object with fieldMappings, options and validations",
-    },
+    { error: mappingsError },
   )
-  .superRefine((m, ctx) => {
-    const seen = new Map<string, number>();
-    m.fieldMappings.forEach((f, i) => {
-      const first = seen.get(f.target);
-      if (first !== undefined) {
-        ctx.addIssue({ code: "custom", path: ["fieldMappings", i, "target"], message: `'${f.target}' is already the target of fieldMappings[${first}]` });
-      } else seen.set(f.target, i);
-    });
-  })
   .meta({ id: "PipelineMappings" });
 export type PipelineMappings = z.output<typeof PipelineMappings>;
+
+/** On update, each member of `mappings` that is sent replaces the stored one; the others are kept. */
+export const PipelineMappingsPatch = z
+  .strictObject(
+    {
+      fieldMappings: FieldMappings.optional(),
+      options: MappingOptions.optional(),
+      validations: MappingValidations.optional(),
+    },
+    { error: mappingsError },
+  )
+  .meta({ id: "PipelineMappingsPatch" });
 
 const WebhookIds = z.array(Id).max(50, "must have at most 50 entries");
 
 export const CreatePipelineInput = z
-  .object({
+  .strictObject({
     name: Name,
     mappings: PipelineMappings.default({ fieldMappings: [], options: {}, validations: {} }),
     clientId: Id,
@@ -116,9 +132,9 @@ export const CreatePipelineInput = z
 export type CreatePipelineInput = z.input<typeof CreatePipelineInput>;
 
 export const UpdatePipelineInput = z
-  .object({
+  .strictObject({
     name: Name.optional(),
-    mappings: PipelineMappings.optional(),
+    mappings: PipelineMappingsPatch.optional(),
     clientId: Id.optional(),
     schemaId: Id.optional(),
     direction: z.enum(DIRECTIONS, { error: `must be one of ${DIRECTIONS.join(", ")}` }).optional(),
@@ -127,6 +143,9 @@ export const UpdatePipelineInput = z
   })
   .meta({ id: "UpdatePipelineInput" });
 export type UpdatePipelineInput = z.input<typeof UpdatePipelineInput>;
+
+/** Response members a client may send back unchanged; ignored on input. */
+export const PIPELINE_READ_ONLY = ["id", "workspaceId", "createdAt", "updatedAt", "webhooks"] as const;
 
 export const ListPipelinesQuery = z.object({
   clientId: Id.optional(),

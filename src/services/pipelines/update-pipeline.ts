@@ -1,17 +1,20 @@
 import { eq } from "drizzle-orm";
-import { parseInput } from "../../domain/validation";
+import { parseInput, withoutReadOnly } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { linkWebhooks, loadPipeline, loadPipelineRow, type PipelineRecord, type PipelineRow, pipelineConflict } from "./record";
 import { checkMappingGate, checkReferences } from "./references";
-import { type Direction, UpdatePipelineInput } from "./shapes";
+import { type Direction, PIPELINE_READ_ONLY, UpdatePipelineInput } from "./shapes";
 
-/** Partial update: members left out keep their value; `mappings` and `webhookIds` replace what was there. */
+/**
+ * Partial update: members left out keep their value, and so do the members
+ * of `mappings` left out; `webhookIds` replaces the links.
+ */
 export async function updatePipeline(
   ctx: ServiceContext,
   opts: CallOptions & { id: string; input: UpdatePipelineInput },
 ): Promise<PipelineRecord> {
-  const input = parseInput(UpdatePipelineInput, opts.input);
-  if (input.mappings) checkMappingGate(opts.actor, input.mappings);
+  const input = parseInput(UpdatePipelineInput, withoutReadOnly(opts.input, PIPELINE_READ_ONLY));
+  if (input.mappings?.fieldMappings) checkMappingGate(opts.actor, input.mappings.fieldMappings);
   const workspaceId = opts.actor.workspaceId;
   const p = ctx.db.t.pipelines;
   let name = input.name ?? "";
@@ -25,7 +28,11 @@ export async function updatePipeline(
         schemaId: input.schemaId ?? cur.schemaId,
         direction: input.direction ?? cur.direction,
         isActive: input.isActive ?? cur.isActive,
-        mappings: input.mappings ?? cur.mappings,
+        mappings: {
+          fieldMappings: input.mappings?.fieldMappings ?? cur.mappings.fieldMappings,
+          options: input.mappings?.options ?? cur.mappings.options,
+          validations: input.mappings?.validations ?? cur.mappings.validations,
+        },
         updatedAt: ctx.clock.now(),
       };
       name = next.name;

@@ -1,12 +1,12 @@
 import { newId } from "../../domain/ids";
-import { parseInput } from "../../domain/validation";
+import { parseInput, withoutReadOnly } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { checkDefinition } from "./definition";
 import { type SchemaRow, schemaConflict } from "./record";
-import { CreateSchemaInput } from "./shapes";
+import { CreateSchemaInput, SCHEMA_READ_ONLY } from "./shapes";
 
 export async function createSchema(ctx: ServiceContext, opts: CallOptions & { input: CreateSchemaInput }): Promise<SchemaRow> {
-  const input = parseInput(CreateSchemaInput, opts.input);
+  const input = parseInput(CreateSchemaInput, withoutReadOnly(opts.input, SCHEMA_READ_ONLY));
   checkDefinition(input.definition);
   const now = ctx.clock.now();
   const row: SchemaRow = {

@@ -8,7 +8,7 @@ const Definition = z
 const Description = z.string().max(2000, "must be at most 2000 characters").nullable().optional();
 
 export const CreateSchemaInput = z
-  .object({
+  .strictObject({
     name: Name,
     definition: Definition,
     description: Description,
@@ -19,7 +19,7 @@ export const CreateSchemaInput = z
 export type CreateSchemaInput = z.input<typeof CreateSchemaInput>;
 
 export const UpdateSchemaInput = z
-  .object({
+  .strictObject({
     name: Name.optional(),
     definition: Definition.optional(),
     description: Description,
@@ -27,6 +27,9 @@ export const UpdateSchemaInput = z
   })
   .meta({ id: "UpdateSchemaInput" });
 export type UpdateSchemaInput = z.input<typeof UpdateSchemaInput>;
+
+/** Response members a client may send back unchanged; ignored on input (`isActive` is always true). */
+export const SCHEMA_READ_ONLY = ["id", "workspaceId", "createdAt", "updatedAt", "isActive"] as const;
 
 export const ListSchemasQuery = z.object({ name: z.string().max(200).optional() });
 

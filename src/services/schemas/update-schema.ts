@@ -1,15 +1,15 @@
 import { eq } from "drizzle-orm";
-import { parseInput } from "../../domain/validation";
+import { parseInput, withoutReadOnly } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { checkDefinition } from "./definition";
 import { loadSchema, type SchemaRow, schemaConflict } from "./record";
-import { UpdateSchemaInput } from "./shapes";
+import { UpdateSchemaInput, SCHEMA_READ_ONLY } from "./shapes";
 
 export async function updateSchema(
   ctx: ServiceContext,
   opts: CallOptions & { id: string; input: UpdateSchemaInput },
 ): Promise<SchemaRow> {
-  const input = parseInput(UpdateSchemaInput, opts.input);
+  const input = parseInput(UpdateSchemaInput, withoutReadOnly(opts.input, SCHEMA_READ_ONLY));
   if (input.definition) checkDefinition(input.definition);
   const s = ctx.db.t.schemas;
   let name = input.name ?? "";

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { newId } from "../../domain/ids";
-import { parseInput } from "../../domain/validation";
+import { parseInput, withoutReadOnly } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { presentWebhook, type WebhookRow } from "./record";
-import { CreateWebhookInput, type CreatedWebhook } from "./shapes";
+import { CreateWebhookInput, type CreatedWebhook, WEBHOOK_READ_ONLY } from "./shapes";
 
 /** Standard Webhooks secret format: `whsec_` + base64 of the key bytes. */
 function newSigningSecret(): string {
@@ -11,7 +11,7 @@ function newSigningSecret(): string {
 }
 
 export async function createWebhook(ctx: ServiceContext, opts: CallOptions & { input: CreateWebhookInput }): Promise<CreatedWebhook> {
-  const input = parseInput(CreateWebhookInput, opts.input);
+  const input = parseInput(CreateWebhookInput, withoutReadOnly(opts.input, WEBHOOK_READ_ONLY));
   const secret = newSigningSecret();
   const now = ctx.clock.now();
   const row: WebhookRow = {

@@ -1,9 +1,9 @@
 import { desc, eq } from "drizzle-orm";
-import { parseInput } from "../../domain/validation";
+import { parseInput, withoutReadOnly } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { type Page, PageQuery } from "../shared/shapes";
 import { loadWebhook, type WebhookRow } from "./record";
-import { UpdateWebhookInput } from "./shapes";
+import { UpdateWebhookInput, WEBHOOK_READ_ONLY } from "./shapes";
 
 export function getWebhook(ctx: ServiceContext, opts: CallOptions & { id: string }): Promise<WebhookRow> {
   return loadWebhook(ctx, { workspaceId: opts.actor.workspaceId, id: opts.id });
@@ -21,7 +21,7 @@ export async function listWebhooks(ctx: ServiceContext, opts: CallOptions & { qu
 }
 
 export async function updateWebhook(ctx: ServiceContext, opts: CallOptions & { id: string; input: UpdateWebhookInput }): Promise<WebhookRow> {
-  const input = parseInput(UpdateWebhookInput, opts.input);
+  const input = parseInput(UpdateWebhookInput, withoutReadOnly(opts.input, WEBHOOK_READ_ONLY));
   const wh = ctx.db.t.webhooks;
   return ctx.db.tx(async (w) => {
     const cur = await loadWebhook(ctx, { workspaceId: opts.actor.workspaceId, id: opts.id }, w);

@@ -9,14 +9,17 @@ const Url = z
   .max(2048, "must be at most 2048 characters");
 
 export const CreateWebhookInput = z
-  .object({ name: Name, url: Url, isActive: z.boolean().default(true) })
+  .strictObject({ name: Name, url: Url, isActive: z.boolean().default(true) })
   .meta({ id: "CreateWebhookInput" });
 export type CreateWebhookInput = z.input<typeof CreateWebhookInput>;
 
 export const UpdateWebhookInput = z
-  .object({ name: Name.optional(), url: Url.optional(), isActive: z.boolean().optional() })
+  .strictObject({ name: Name.optional(), url: Url.optional(), isActive: z.boolean().optional() })
   .meta({ id: "UpdateWebhookInput" });
 export type UpdateWebhookInput = z.input<typeof UpdateWebhookInput>;
+
+/** Response members a client may send back unchanged; ignored on input. */
+export const WEBHOOK_READ_ONLY = ["id", "workspaceId", "createdAt", "updatedAt"] as const;
 
 export const Webhook = z
   .object({
