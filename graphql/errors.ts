@@ -27,11 +27,19 @@ export function extensionsOf(e: AppError) {
 export function maskError(log: Logger) {
   return (error: unknown): Error => {
     const gql = error instanceof GraphQLError ? error : null;
-    const original = gql?.originalError ?? error;
+    // graphql-js wraps its own errors (e.g. a variable that does not fit its input type) in another GraphQLError.
+    let original: unknown = error;
+    while (original instanceof GraphQLError && original.originalError) original = original.originalError;
     if (isAppError(original)) {
       return new GraphQLError(original.message, { nodes: gql?.nodes, path: gql?.path, extensions: extensionsOf(original) });
     }
-    if (gql && !gql.originalError) return gql; // a GraphQL validation error: already safe to show
+    if (original instanceof GraphQLError) {
+      // graphql-js's own errors are safe to show; those without a code are about the request's input (variables).
+      const g = gql ?? original;
+      if (g.extensions.code) return g;
+      const extensions = { ...g.extensions, code: GRAPHQL_CODE.invalid_input, error: "invalid_input", statusCode: HTTP_STATUS.invalid_input };
+      return new GraphQLError(g.message, { nodes: g.nodes, source: g.source, positions: g.positions, path: g.path, extensions });
+    }
     const ref = crypto.randomUUID();
     log.error({ err: original, ref }, "unhandled error in GraphQL resolver");
     return new GraphQLError(`internal error (reference ${ref})`, {

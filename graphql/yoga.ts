@@ -1,18 +1,20 @@
 import { createYoga } from "graphql-yoga";
 import { isAppError } from "../src/domain/errors";
-import { HTTP_STATUS } from "../src/http/errors";
 import { LATEST_VERSION, parseVersion } from "../src/domain/versions";
+import { HTTP_STATUS } from "../src/http/errors";
 import type { ServiceContext } from "../src/services/context";
 import { authenticate } from "../src/services/keys/authenticate";
+import { boundedJsonRequest } from "../src/http/body";
 import type { GqlContext } from "./builder";
 import { extensionsOf, maskError } from "./errors";
 import { schema } from "./schema";
 
 /**
  * GraphQL at /graphql, authenticated by the same `x-api-key` before Yoga
- * sees the request. GraphQL is unversioned: it always serves the latest shapes.
+ * sees the request; only then is the body read, with the same size limit
+ * as REST. GraphQL is unversioned: it always serves the latest shapes.
  */
-export function createGraphqlHandler(svc: ServiceContext) {
+export function createGraphqlHandler(svc: ServiceContext, opts: { maxJsonBodyBytes: number }) {
   const yoga = createYoga<GqlContext>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -27,6 +29,7 @@ export function createGraphqlHandler(svc: ServiceContext) {
       const raw = request.headers.get("service-version");
       if (raw !== null) parseVersion(raw.trim());
       ctx = { svc, actor: await authenticate(svc, { apiKey: request.headers.get("x-api-key") }) };
+      request = await boundedJsonRequest(request, opts.maxJsonBodyBytes);
     } catch (e) {
       if (!isAppError(e)) throw e;
       return Response.json(

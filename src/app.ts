@@ -11,7 +11,7 @@ export async function createService(opts: ServiceOptions) {
   const db = svc.db;
   const http = createHttpApp(
     svc,
-    { graphql: createGraphqlHandler(svc), trpc: createTrpcHandler(svc) },
+    { graphql: createGraphqlHandler(svc, config), trpc: createTrpcHandler(svc, config) },
     { maxJsonBodyBytes: config.maxJsonBodyBytes, version: pkg.version },
   );
   return {

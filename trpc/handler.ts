@@ -1,31 +1,42 @@
 import { TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { isAppError } from "../src/domain/errors";
+import { type AppError, isAppError } from "../src/domain/errors";
 import { LATEST_VERSION, parseVersion } from "../src/domain/versions";
 import type { ServiceContext } from "../src/services/context";
 import { authenticate } from "../src/services/keys/authenticate";
+import { boundedJsonRequest } from "../src/http/body";
 import { TRPC_CODE } from "./errors";
+import type { TrpcContext } from "./init";
 import { appRouter } from "./router";
 
 /**
  * tRPC over the fetch adapter at /trpc, authenticated by the same
- * `x-api-key`. tRPC is unversioned: it always serves the latest shapes.
+ * `x-api-key`; only then is the body read, with the same size limit as
+ * REST. A refusal is thrown from createContext so that tRPC shapes it.
+ * tRPC is unversioned: it always serves the latest shapes.
  */
-export function createTrpcHandler(svc: ServiceContext) {
+export function createTrpcHandler(svc: ServiceContext, opts: { maxJsonBodyBytes: number }) {
   return async (req: Request): Promise<Response> => {
+    let ctx: TrpcContext | null = null;
+    let refusal: AppError | null = null;
+    try {
+      const raw = req.headers.get("service-version");
+      if (raw !== null) parseVersion(raw.trim());
+      ctx = { svc, actor: await authenticate(svc, { apiKey: req.headers.get("x-api-key") }) };
+      req = await boundedJsonRequest(req, opts.maxJsonBodyBytes);
+    } catch (e) {
+      if (!isAppError(e)) throw e;
+      refusal = e;
+      // Without the body, tRPC gets as far as createContext (which refuses) whatever was sent.
+      req = new Request(req.url, { method: req.method, headers: { "content-type": "application/json" } });
+    }
     const res = await fetchRequestHandler({
       endpoint: "/trpc",
       req,
       router: appRouter,
-      createContext: async () => {
-        try {
-          const raw = req.headers.get("service-version");
-          if (raw !== null) parseVersion(raw.trim());
-          return { svc, actor: await authenticate(svc, { apiKey: req.headers.get("x-api-key") }) };
-        } catch (e) {
-          if (isAppError(e)) throw new TRPCError({ code: TRPC_CODE[e.code], message: e.message, cause: e });
-          throw e;
-        }
+      createContext: async (): Promise<TrpcContext> => {
+        if (refusal) throw new TRPCError({ code: TRPC_CODE[refusal.code], message: refusal.message, cause: refusal });
+        return ctx as TrpcContext;
       },
     });
     res.headers.set("service-version", LATEST_VERSION);

@@ -1,6 +1,6 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { AppError, isAppError } from "../src/domain/errors";
+import { AppError, ERROR_CODES, isAppError } from "../src/domain/errors";
 import { formatIssues } from "../src/domain/validation";
 import { HTTP_STATUS } from "../src/http/errors";
 import type { Actor, ServiceContext } from "../src/services/context";
@@ -15,7 +15,8 @@ const t = initTRPC.context<TrpcContext>().create({
   errorFormatter({ shape, error }) {
     const app = isAppError(error.cause) ? error.cause : null;
     const zod = error.cause instanceof z.ZodError ? error.cause : null;
-    const code = app?.code ?? (zod ? "invalid_input" : error.code === "INTERNAL_SERVER_ERROR" ? "internal" : null);
+    // tRPC's own errors (no such procedure, unparsable input, ...) get the first service code that maps to theirs.
+    const code = app?.code ?? (zod ? "invalid_input" : (ERROR_CODES.find((c) => TRPC_CODE[c] === error.code) ?? null));
     return {
       ...shape,
       message: zod ? formatIssues(zod.issues) : shape.message,
@@ -30,7 +31,11 @@ const appErrors = t.middleware(async ({ next, ctx }) => {
   if (!result.ok) {
     const cause = result.error.cause;
     if (isAppError(cause)) throw new TRPCError({ code: TRPC_CODE[cause.code], message: cause.message, cause });
-    if (result.error.code === "INTERNAL_SERVER_ERROR" && !(cause instanceof z.ZodError)) {
+    if (cause instanceof z.ZodError) {
+      // The wrapper's own input shape (ById, ByIdWith): the same message a caller gets over HTTP.
+      throw new TRPCError({ code: "BAD_REQUEST", message: formatIssues(cause.issues), cause: new AppError("invalid_input", formatIssues(cause.issues)) });
+    }
+    if (result.error.code === "INTERNAL_SERVER_ERROR") {
       const ref = crypto.randomUUID();
       ctx.svc.log.error({ err: cause ?? result.error, ref }, "unhandled error in tRPC procedure");
       throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: `internal error (reference ${ref})`, cause: new AppError("internal", "internal error") });

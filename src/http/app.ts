@@ -65,7 +65,8 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
     .use(schemaRoutes(svc, http))
     .use(pipelineRoutes(svc, http))
     .use(webhookRoutes(svc, http));
-  routes = () => app.routes as DocumentedRoute[];
+  routes = () =>
+    app.routes.map((r) => ({ method: r.method, path: r.path, detail: r.hooks?.detail as DocumentedRoute["detail"] }));
   return app;
 }
 

@@ -31,3 +31,23 @@ export function isJsonContentType(contentType: string | null): boolean {
   const type = contentType.split(";")[0]!.trim().toLowerCase();
   return type === "application/json" || type.endsWith("+json") || type === "text/plain";
 }
+
+const BODYLESS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * GraphQL and tRPC read their own bodies; this reads one first under the
+ * REST rules (content type, size limit, malformed JSON), once the caller is
+ * authenticated, and hands on a request carrying the checked body.
+ */
+export async function boundedJsonRequest(request: Request, maxBytes: number): Promise<Request> {
+  if (BODYLESS.has(request.method) || !request.body) return request;
+  const contentType = request.headers.get("content-type");
+  if (!isJsonContentType(contentType)) {
+    throw new AppError("unsupported_media_type", `content-type: '${contentType}' is not accepted here; send application/json`);
+  }
+  const body = await readJsonBody(request, maxBytes);
+  const headers = new Headers(request.headers);
+  headers.delete("content-length");
+  headers.set("content-type", "application/json");
+  return new Request(request.url, { method: request.method, headers, body: JSON.stringify(body), signal: request.signal });
+}

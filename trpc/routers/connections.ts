@@ -1,12 +1,16 @@
+import type { z } from "zod";
 import * as connections from "../../src/services/connections";
-import { pagination } from "../../src/services/shared/shapes";
+import { type PageQuery, pagination } from "../../src/services/shared/shapes";
 import { ById, ByIdWith, input, procedure, router } from "../init";
+
+/** What a typed client may filter by; the service checks the values. */
+type ListInput = z.input<typeof PageQuery> & z.input<typeof connections.ListConnectionsQuery>;
 
 const present = (svc: Parameters<typeof connections.presentConnection>[0], rec: Parameters<typeof connections.presentConnection>[1]) =>
   connections.presentConnection(svc, rec);
 
 export const connectionsRouter = router({
-  list: procedure.input(input<Record<string, unknown> | undefined>()).query(async ({ ctx, input: query }) => {
+  list: procedure.input(input<ListInput | undefined>()).query(async ({ ctx, input: query }) => {
     const page = await connections.listConnections(ctx.svc, { actor: ctx.actor, query: query ?? {} });
     return { data: page.items.map((r) => present(ctx.svc, r)), pagination: pagination(page) };
   }),

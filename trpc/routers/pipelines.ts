@@ -1,9 +1,13 @@
+import type { z } from "zod";
 import * as pipelines from "../../src/services/pipelines";
-import { pagination } from "../../src/services/shared/shapes";
+import { type PageQuery, pagination } from "../../src/services/shared/shapes";
 import { ById, ByIdWith, input, procedure, router } from "../init";
 
+/** What a typed client may filter by; the service checks the values. */
+type ListInput = z.input<typeof PageQuery> & z.input<typeof pipelines.ListPipelinesQuery>;
+
 export const pipelinesRouter = router({
-  list: procedure.input(input<Record<string, unknown> | undefined>()).query(async ({ ctx, input: query }) => {
+  list: procedure.input(input<ListInput | undefined>()).query(async ({ ctx, input: query }) => {
     const page = await pipelines.listPipelines(ctx.svc, { actor: ctx.actor, query: query ?? {} });
     return { data: page.items.map(pipelines.presentPipeline), pagination: pagination(page) };
   }),

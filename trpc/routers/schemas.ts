@@ -1,9 +1,13 @@
+import type { z } from "zod";
 import * as schemas from "../../src/services/schemas";
-import { pagination } from "../../src/services/shared/shapes";
+import { type PageQuery, pagination } from "../../src/services/shared/shapes";
 import { ById, ByIdWith, input, procedure, router } from "../init";
 
+/** What a typed client may filter by; the service checks the values. */
+type ListInput = z.input<typeof PageQuery> & z.input<typeof schemas.ListSchemasQuery>;
+
 export const schemasRouter = router({
-  list: procedure.input(input<Record<string, unknown> | undefined>()).query(async ({ ctx, input: query }) => {
+  list: procedure.input(input<ListInput | undefined>()).query(async ({ ctx, input: query }) => {
     const page = await schemas.listSchemas(ctx.svc, { actor: ctx.actor, query: query ?? {} });
     return { data: page.items.map(schemas.presentSchema), pagination: pagination(page) };
   }),

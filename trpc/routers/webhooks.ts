@@ -1,9 +1,13 @@
-import { pagination } from "../../src/services/shared/shapes";
+import type { z } from "zod";
+import { type PageQuery, pagination } from "../../src/services/shared/shapes";
 import * as webhooks from "../../src/services/webhooks";
 import { ById, ByIdWith, input, procedure, router } from "../init";
 
+/** What a typed client may send; the service checks the values. */
+type ListInput = z.input<typeof PageQuery>;
+
 export const webhooksRouter = router({
-  list: procedure.input(input<Record<string, unknown> | undefined>()).query(async ({ ctx, input: query }) => {
+  list: procedure.input(input<ListInput | undefined>()).query(async ({ ctx, input: query }) => {
     const page = await webhooks.listWebhooks(ctx.svc, { actor: ctx.actor, query: query ?? {} });
     return { data: page.items.map(webhooks.presentWebhook), pagination: pagination(page) };
   }),

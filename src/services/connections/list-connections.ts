@@ -1,7 +1,7 @@
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
-import { likeContains, type Page, PageQuery } from "../shared/shapes";
+import { likeContains, type Page } from "../shared/shapes";
 import { type ConnectionRecord, selectConnections } from "./record";
 import { ListConnectionsQuery } from "./shapes";
 
@@ -10,7 +10,6 @@ export async function listConnections(
   ctx: ServiceContext,
   opts: CallOptions & { query?: Record<string, unknown> },
 ): Promise<Page<ConnectionRecord>> {
-  const page = parseInput(PageQuery, opts.query ?? {});
   const q = parseInput(ListConnectionsQuery, opts.query ?? {});
   const c = ctx.db.t.connections;
   const where: SQL[] = [eq(c.workspaceId, opts.actor.workspaceId)];
@@ -21,9 +20,9 @@ export async function listConnections(
     selectConnections(ctx)
       .where(filter)
       .orderBy(desc(c.createdAt), desc(c.id))
-      .limit(page.limit)
-      .offset((page.page - 1) * page.limit),
+      .limit(q.limit)
+      .offset((q.page - 1) * q.limit),
     ctx.db.read.$count(c, filter),
   ]);
-  return { items, total, page: page.page, limit: page.limit };
+  return { items, total, page: q.page, limit: q.limit };
 }

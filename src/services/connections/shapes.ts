@@ -1,7 +1,7 @@
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
 import { withoutReadOnly } from "../../domain/validation";
-import { Id, Name } from "../shared/shapes";
+import { Id, Name, PageQuery } from "../shared/shapes";
 
 export const CONNECTION_TYPES = ["SFTP", "EMAIL"] as const;
 export type ConnectionType = (typeof CONNECTION_TYPES)[number];
@@ -120,7 +120,7 @@ export function connectionInput(raw: unknown): unknown {
 }
 export type UpdateConnectionInput = z.input<typeof UpdateConnectionInput>;
 
-export const ListConnectionsQuery = z.object({
+export const ListConnectionsQuery = PageQuery.extend({
   type: z.enum(CONNECTION_TYPES, { error: `must be one of ${CONNECTION_TYPES.join(", ")}` }).optional(),
   name: z.string().max(200).optional(),
 });

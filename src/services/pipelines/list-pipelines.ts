@@ -2,7 +2,7 @@ import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import { AppError } from "../../domain/errors";
 import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
-import { likeContains, type Page, PageQuery } from "../shared/shapes";
+import { likeContains, type Page } from "../shared/shapes";
 import { type PipelineRecord, withWebhooks } from "./record";
 import { ListPipelinesQuery } from "./shapes";
 
@@ -15,7 +15,6 @@ export async function listPipelines(
   ctx: ServiceContext,
   opts: CallOptions & { query?: Record<string, unknown> },
 ): Promise<Page<PipelineRecord>> {
-  const page = parseInput(PageQuery, opts.query ?? {});
   const q = parseInput(ListPipelinesQuery, opts.query ?? {});
   if (q.clientId && q.connectionId && q.clientId !== q.connectionId) {
     throw new AppError("invalid_input", "connectionId: differs from clientId; send one of them");
@@ -36,13 +35,13 @@ export async function listPipelines(
       .innerJoin(c, eq(c.id, p.connectionId))
       .where(filter)
       .orderBy(desc(p.createdAt), desc(p.id))
-      .limit(page.limit)
-      .offset((page.page - 1) * page.limit),
+      .limit(q.limit)
+      .offset((q.page - 1) * q.limit),
     ctx.db.read.select({ n: sql<number>`count(*)` }).from(p).innerJoin(c, eq(c.id, p.connectionId)).where(filter),
   ]);
   const items = await withWebhooks(
     ctx,
     rows.map((r) => r.row),
   );
-  return { items, total: Number(counted?.n ?? 0), page: page.page, limit: page.limit };
+  return { items, total: Number(counted?.n ?? 0), page: q.page, limit: q.limit };
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Id, Name, QueryBool } from "../shared/shapes";
+import { Id, Name, PageQuery, QueryBool } from "../shared/shapes";
 
 export const DIRECTIONS = ["inbound", "outbound"] as const;
 export type Direction = (typeof DIRECTIONS)[number];
@@ -147,7 +147,7 @@ export type UpdatePipelineInput = z.input<typeof UpdatePipelineInput>;
 /** Response members a client may send back unchanged; ignored on input. */
 export const PIPELINE_READ_ONLY = ["id", "workspaceId", "createdAt", "updatedAt", "webhooks"] as const;
 
-export const ListPipelinesQuery = z.object({
+export const ListPipelinesQuery = PageQuery.extend({
   clientId: Id.optional(),
   connectionId: Id.optional(),
   connectionName: z.string().max(200).optional(),

@@ -1,7 +1,7 @@
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
-import { likeContains, type Page, PageQuery } from "../shared/shapes";
+import { likeContains, type Page } from "../shared/shapes";
 import type { SchemaRow } from "./record";
 import { ListSchemasQuery } from "./shapes";
 
@@ -9,7 +9,6 @@ export async function listSchemas(
   ctx: ServiceContext,
   opts: CallOptions & { query?: Record<string, unknown> },
 ): Promise<Page<SchemaRow>> {
-  const page = parseInput(PageQuery, opts.query ?? {});
   const q = parseInput(ListSchemasQuery, opts.query ?? {});
   const s = ctx.db.t.schemas;
   const where: SQL[] = [eq(s.workspaceId, opts.actor.workspaceId)];
@@ -21,9 +20,9 @@ export async function listSchemas(
       .from(s)
       .where(filter)
       .orderBy(desc(s.createdAt), desc(s.id))
-      .limit(page.limit)
-      .offset((page.page - 1) * page.limit),
+      .limit(q.limit)
+      .offset((q.page - 1) * q.limit),
     ctx.db.read.$count(s, filter),
   ]);
-  return { items, total, page: page.page, limit: page.limit };
+  return { items, total, page: q.page, limit: q.limit };
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Name } from "../shared/shapes";
+import { Name, PageQuery } from "../shared/shapes";
 
 const Definition = z
   .record(z.string(), z.unknown(), { error: (i) => (i.input === undefined ? "is required" : "must be a JSON Schema object") })
@@ -31,7 +31,7 @@ export type UpdateSchemaInput = z.input<typeof UpdateSchemaInput>;
 /** Response members a client may send back unchanged; ignored on input (`isActive` is always true). */
 export const SCHEMA_READ_ONLY = ["id", "workspaceId", "createdAt", "updatedAt", "isActive"] as const;
 
-export const ListSchemasQuery = z.object({ name: z.string().max(200).optional() });
+export const ListSchemasQuery = PageQuery.extend({ name: z.string().max(200).optional() });
 
 export const Schema = z
   .object({

@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import Ajv2020 from "ajv/dist/2020";
+import addFormats from "ajv-formats";
+import { Harness, type TestWorkspace } from "./helpers/harness";
+
+/**
+ * The OpenAPI 3.1 document at /openapi.json is built from the REST routes'
+ * own declarations: every route is in it, every reference resolves, bodies
+ * name the input shapes, and real responses fit the declared shapes. /docs
+ * serves Swagger UI from the local swagger-ui-dist package.
+ */
+
+// biome-ignore lint/suspicious/noExplicitAny: the document is walked generically
+type Json = any;
+
+let h: Harness;
+let ws: TestWorkspace;
+let doc: Json;
+
+const NOT_REST = (path: string) => path === "/graphql" || path.startsWith("/trpc") || path.startsWith("/docs") || path === "/openapi.json" || path === "/healthz";
+const toOpenApiPath = (path: string) => path.replace(/:([^/]+)/g, "{$1}");
+
+beforeAll(async () => {
+  h = await Harness.start();
+  ws = await h.workspace();
+  const r = await h.request("GET", "/openapi.json");
+  expect(r.status).toBe(200);
+  doc = r.body;
+});
+
+afterAll(async () => {
+  await h.close();
+});
+
+function restRoutes(): { method: string; path: string }[] {
+  return h.service.http.routes.map((r) => ({ method: r.method, path: r.path })).filter((r) => !NOT_REST(r.path));
+}
+
+function operation(method: string, path: string): Json {
+  return doc.paths?.[toOpenApiPath(path)]?.[method.toLowerCase()];
+}
+
+describe("/openapi.json", () => {
+  test("is served without a key as an OpenAPI 3.1 document that declares the x-api-key scheme", async () => {
+    const r = await h.request("GET", "/openapi.json");
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("application/json");
+    expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
+    expect(doc.info.title).toBe("File Pipeline Service");
+    expect(typeof doc.info.version).toBe("string");
+    expect(doc.components.securitySchemes.apiKey).toEqual({ type: "apiKey", in: "header", name: "x-api-key" });
+    expect(doc.security).toEqual([{ apiKey: [] }]);
+  });
+
+  test("every REST route of the app has an operation with a 200 and a default response", () => {
+    const routes = restRoutes();
+    expect(routes.length).toBeGreaterThanOrEqual(27);
+    const missing = routes.filter((r) => {
+      const op = operation(r.method, r.path);
+      return !op?.responses?.["200"] || !op.responses.default;
+    });
+    expect(missing.map((r) => `${r.method} ${r.path}`), "routes without a documented operation").toEqual([]);
+  });
+
+  test("the document describes no operation the app does not serve, and operation ids are unique", () => {
+    const served = new Set(restRoutes().map((r) => `${r.method.toLowerCase()} ${toOpenApiPath(r.path)}`));
+    const documented = Object.entries(doc.paths ?? {}).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m} ${path}`));
+    expect(documented.length).toBe(served.size);
+    for (const d of documented) expect(served.has(d), `${d} is not a route`).toBe(true);
+    const opIds = Object.values(doc.paths ?? {}).flatMap((ops) => Object.values(ops as Record<string, Json>).map((o) => o.operationId));
+    expect(new Set(opIds).size).toBe(opIds.length);
+  });
+
+  test("each operation declares its path parameters and the Service-Version header", () => {
+    for (const r of restRoutes()) {
+      const op = operation(r.method, r.path);
+      const params = (op?.parameters ?? []) as Json[];
+      for (const [, name] of r.path.matchAll(/:([^/]+)/g)) {
+        expect(params, `${r.method} ${r.path}`).toContainEqual({ name, in: "path", required: true, schema: { type: "string" } });
+      }
+      expect(params).toContainEqual({ $ref: "#/components/parameters/ServiceVersion" });
+    }
+    expect(doc.components.parameters.ServiceVersion).toMatchObject({ name: "Service-Version", in: "header", schema: { enum: ["2024-09-01", "2026-05-25"] } });
+  });
+
+  test("every $ref resolves inside the document", () => {
+    const refs: string[] = [];
+    const walk = (v: Json) => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === "object") {
+        if (typeof v.$ref === "string") refs.push(v.$ref);
+        Object.values(v).forEach(walk);
+      }
+    };
+    walk(doc);
+    expect(refs.length).toBeGreaterThan(50);
+    const resolve = (ref: string) =>
+      ref
+        .slice(2)
+        .split("/")
+        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+        .reduce<Json>((node, key) => (node == null ? undefined : node[key]), doc);
+    const dangling = [...new Set(refs)].filter((ref) => !ref.startsWith("#/") || resolve(ref) === undefined);
+    expect(dangling).toEqual([]);
+    expect(refs.filter((r) => r.startsWith("#/components/schemas/")).length).toBeGreaterThan(0);
+  });
+
+  test("request bodies of POST and PATCH routes reference the named input shapes", () => {
+    const expected: Record<string, string> = {
+      "POST /connections": "CreateConnectionInput",
+      "PATCH /connections/:id": "UpdateConnectionInput",
+      "POST /clients": "CreateConnectionInput",
+      "PATCH /clients/:id": "UpdateConnectionInput",
+      "POST /schemas": "CreateSchemaInput",
+      "PATCH /schemas/:id": "UpdateSchemaInput",
+      "POST /pipelines": "CreatePipelineInput",
+      "PATCH /pipelines/:id": "UpdatePipelineInput",
+      "POST /webhooks": "CreateWebhookInput",
+      "PATCH /webhooks/:id": "UpdateWebhookInput",
+    };
+    for (const r of restRoutes().filter((r) => r.method === "POST" || r.method === "PATCH")) {
+      const key = `${r.method} ${r.path}`;
+      const body = operation(r.method, r.path)?.requestBody;
+      if (r.path.endsWith("/test-connection")) {
+        expect(body, `${key} takes no body`).toBeUndefined();
+        continue;
+      }
+      expect(expected[key], `${key} has no expected input shape in this test`).toBeDefined();
+      expect(body?.required, key).toBe(true);
+      expect(body?.content?.["application/json"]?.schema, key).toEqual({ $ref: `#/components/schemas/${expected[key]}` });
+    }
+  });
+
+  test("input shapes are described as a client sends them: defaults are optional, outputs are not mixed in", () => {
+    const s = doc.components.schemas;
+    expect([...s.CreatePipelineInput.required].sort()).toEqual(["clientId", "name", "schemaId"]);
+    expect(s.CreatePipelineInput.properties.direction.default).toBe("inbound");
+    expect(s.CreateConnectionInput.required).toEqual(["name"]);
+    expect(s.CreateConnectionInput.properties.sftpPassword).toBeDefined();
+    expect(s.CreateConnectionInput.properties.credentialsSet).toBeUndefined();
+    expect(s.Connection.properties.credentialsSet).toBeDefined();
+    expect(s.Connection.properties.sftpPassword?.deprecated).toBe(true);
+    expect(s.Error.required).toEqual(["message", "statusCode", "error"]);
+  });
+
+  test("list responses are shaped as the routes answer: bare arrays or {data, pagination}", () => {
+    const schemaOf = (method: string, path: string) => operation(method, path)?.responses?.["200"]?.content?.["application/json"]?.schema;
+    expect(schemaOf("GET", "/connections")).toEqual({ type: "array", items: { $ref: "#/components/schemas/Connection" } });
+    expect(schemaOf("GET", "/pipelines")).toEqual({ type: "array", items: { $ref: "#/components/schemas/Pipeline" } });
+    expect(schemaOf("GET", "/schemas")?.properties?.pagination).toEqual({ $ref: "#/components/schemas/Pagination" });
+    expect(schemaOf("GET", "/webhooks")?.properties?.data).toEqual({ type: "array", items: { $ref: "#/components/schemas/Webhook" } });
+    const queryNames = (method: string, path: string) =>
+      ((operation(method, path)?.parameters ?? []) as Json[]).filter((p) => p.in === "query").map((p) => p.name);
+    expect(queryNames("GET", "/pipelines")).toEqual(expect.arrayContaining(["clientId", "connectionName", "clientName", "direction", "isActive"]));
+    expect(queryNames("GET", "/connections")).toEqual(expect.arrayContaining(["type", "name"]));
+    // Every list answers page and limit (DESIGN.md: page from 1, limit default 20, max 100).
+    for (const path of ["/connections", "/clients", "/schemas", "/pipelines", "/webhooks"]) {
+      expect(queryNames("GET", path), `GET ${path} documents page and limit`).toEqual(expect.arrayContaining(["page", "limit"]));
+    }
+    expect((operation("GET", "/pipelines")?.parameters as Json[]).find((p) => p.name === "clientName")?.deprecated).toBe(true);
+    for (const r of restRoutes().filter((r) => r.path.startsWith("/clients"))) expect(operation(r.method, r.path)?.deprecated, r.path).toBe(true);
+  });
+
+  test("real responses fit the shapes the document declares for them", async () => {
+    const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
+    ajv.addSchema({ $id: "https://fps.test/openapi.json", components: doc.components });
+    const check = (method: string, path: string, status: "200" | "default", body: unknown) => {
+      const schema = operation(method, path)?.responses?.[status]?.content?.["application/json"]?.schema;
+      expect(schema, `${method} ${path} ${status}`).toBeDefined();
+      const validate = ajv.compile({ $id: `https://fps.test/check/${method}${path}/${status}`, ...rewrite(schema) });
+      expect(validate(body), `${method} ${path}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+    };
+    const rewrite = (v: Json): Json =>
+      Array.isArray(v)
+        ? v.map(rewrite)
+        : v && typeof v === "object"
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === "$ref" ? `https://fps.test/openapi.json${x}` : rewrite(x)]))
+          : v;
+
+    const conn = await h.api(ws, "POST", "/connections", { name: "Documented", sftpPassword: "pw" });
+    check("POST", "/connections", "200", conn.body);
+    check("GET", "/connections", "200", (await h.api(ws, "GET", "/connections")).body);
+    check("POST", "/connections/:id/test-connection", "200", (await h.api(ws, "POST", `/connections/${conn.body.id}/test-connection`)).body);
+    const schema = await h.api(ws, "POST", "/schemas", { name: "S", description: "d", definition: { type: "object", properties: {} } });
+    check("POST", "/schemas", "200", schema.body);
+    check("GET", "/schemas", "200", (await h.api(ws, "GET", "/schemas")).body);
+    const hook = await h.api(ws, "POST", "/webhooks", { name: "W", url: "https://hooks.example.com" });
+    check("POST", "/webhooks", "200", hook.body);
+    const pipe = await h.api(ws, "POST", "/pipelines", {
+      name: "P",
+      clientId: conn.body.id,
+      schemaId: schema.body.id,
+      webhookIds: [hook.body.id],
+      mappings: { fieldMappings: [{ source: "a", target: "b", transform: "trim" }] },
+    });
+    check("GET", "/pipelines/:id", "200", (await h.api(ws, "GET", `/pipelines/${pipe.body.id}`)).body);
+    check("DELETE", "/pipelines/:id", "200", (await h.api(ws, "DELETE", `/pipelines/${pipe.body.id}`)).body);
+    const refused = await h.api(ws, "POST", "/connections", { name: "" });
+    expect(refused.status).toBe(400);
+    check("POST", "/connections", "default", refused.body);
+  });
+});
+
+describe("/docs", () => {
+  const swaggerFile = (name: string) => createRequire(import.meta.url).resolve(`swagger-ui-dist/${name}`);
+
+  test("serves an HTML page, without a key, that loads the local Swagger UI and /openapi.json", async () => {
+    const r = await h.request("GET", "/docs");
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("text/html");
+    const html = r.body as string;
+    expect(html).toStartWith("<!doctype html>");
+    expect(html).toContain('"/openapi.json"');
+    expect(html).toContain('src="/docs/assets/swagger-ui-bundle.js"');
+    expect(html).toContain('href="/docs/assets/swagger-ui.css"');
+    expect(html).not.toMatch(/(src|href)="https?:/);
+  });
+
+  test.each([
+    ["swagger-ui-bundle.js", "text/javascript"],
+    ["swagger-ui.css", "text/css"],
+  ])("/docs/assets/%s is the swagger-ui-dist file, served as %s", async (name, type) => {
+    const res = await h.service.http.handle(new Request(`http://localhost/docs/assets/${name}`));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith(type);
+    const served = new Uint8Array(await res.arrayBuffer());
+    const onDisk = new Uint8Array(readFileSync(swaggerFile(name)));
+    expect(served.byteLength).toBe(onDisk.byteLength);
+    expect(Bun.hash(served)).toBe(Bun.hash(onDisk));
+  });
+
+  test("an unknown asset, or a path out of the asset folder, is a 404 with the standard error body", async () => {
+    for (const path of ["/docs/assets/nope.js", "/docs/assets/index.html", "/docs/assets/..%2F..%2Fpackage.json", "/docs/assets/swagger-ui-bundle.js.map"]) {
+      const r = await h.request("GET", path);
+      expect(r.status, path).toBe(404);
+      expect(r.body).toMatchObject({ statusCode: 404, error: "not_found" });
+      expect(typeof r.body.message).toBe("string");
+    }
+  });
+});
