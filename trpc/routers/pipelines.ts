@@ -1,10 +1,10 @@
 import type { z } from "zod";
 import * as pipelines from "../../src/services/pipelines";
-import { type PageQuery, pagination } from "../../src/services/shared/shapes";
+import { pagination } from "../../src/services/shared/shapes";
 import { ById, ByIdWith, input, procedure, router } from "../init";
 
 /** What a typed client may filter by; the service checks the values. */
-type ListInput = z.input<typeof PageQuery> & z.input<typeof pipelines.ListPipelinesQuery>;
+type ListInput = z.input<typeof pipelines.ListPipelinesQuery>;
 
 export const pipelinesRouter = router({
   list: procedure.input(input<ListInput | undefined>()).query(async ({ ctx, input: query }) => {

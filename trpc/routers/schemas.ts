@@ -1,10 +1,10 @@
 import type { z } from "zod";
 import * as schemas from "../../src/services/schemas";
-import { type PageQuery, pagination } from "../../src/services/shared/shapes";
+import { pagination } from "../../src/services/shared/shapes";
 import { ById, ByIdWith, input, procedure, router } from "../init";
 
 /** What a typed client may filter by; the service checks the values. */
-type ListInput = z.input<typeof PageQuery> & z.input<typeof schemas.ListSchemasQuery>;
+type ListInput = z.input<typeof schemas.ListSchemasQuery>;
 
 export const schemasRouter = router({
   list: procedure.input(input<ListInput | undefined>()).query(async ({ ctx, input: query }) => {

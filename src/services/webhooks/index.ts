@@ -1,4 +1,7 @@
 export { createWebhook } from "./create-webhook";
-export { deleteWebhook, getWebhook, listWebhooks, updateWebhook } from "./manage-webhooks";
+export { deleteWebhook } from "./delete-webhook";
+export { getWebhook } from "./get-webhook";
+export { listWebhooks } from "./list-webhooks";
 export { presentWebhook } from "./record";
 export * from "./shapes";
+export { updateWebhook } from "./update-webhook";

@@ -1,0 +1,17 @@
+import { desc, eq } from "drizzle-orm";
+import { parseInput } from "../../domain/validation";
+import type { CallOptions, ServiceContext } from "../context";
+import { type Page, PageQuery } from "../shared/shapes";
+import type { WebhookRow } from "./record";
+
+/** Newest first. */
+export async function listWebhooks(ctx: ServiceContext, opts: CallOptions & { query?: Record<string, unknown> }): Promise<Page<WebhookRow>> {
+  const q = parseInput(PageQuery, opts.query ?? {});
+  const wh = ctx.db.t.webhooks;
+  const filter = eq(wh.workspaceId, opts.actor.workspaceId);
+  const [items, total] = await Promise.all([
+    ctx.db.read.select().from(wh).where(filter).orderBy(desc(wh.createdAt), desc(wh.id)).limit(q.limit).offset((q.page - 1) * q.limit),
+    ctx.db.read.$count(wh, filter),
+  ]);
+  return { items, total, page: q.page, limit: q.limit };
+}

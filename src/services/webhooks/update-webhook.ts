@@ -1,0 +1,23 @@
+import { eq } from "drizzle-orm";
+import { parseInput, withoutReadOnly } from "../../domain/validation";
+import type { CallOptions, ServiceContext } from "../context";
+import { loadWebhook, type WebhookRow } from "./record";
+import { UpdateWebhookInput, WEBHOOK_READ_ONLY } from "./shapes";
+
+/** Partial update: members left out keep their value. The signing secret never changes here. */
+export async function updateWebhook(ctx: ServiceContext, opts: CallOptions & { id: string; input: UpdateWebhookInput }): Promise<WebhookRow> {
+  const input = parseInput(UpdateWebhookInput, withoutReadOnly(opts.input, WEBHOOK_READ_ONLY));
+  const wh = ctx.db.t.webhooks;
+  return ctx.db.tx(async (w) => {
+    const cur = await loadWebhook(ctx, { workspaceId: opts.actor.workspaceId, id: opts.id }, w);
+    const next: WebhookRow = {
+      ...cur,
+      name: input.name ?? cur.name,
+      url: input.url ?? cur.url,
+      isActive: input.isActive ?? cur.isActive,
+      updatedAt: ctx.clock.now(),
+    };
+    await w.update(wh).set(next).where(eq(wh.id, cur.id));
+    return next;
+  });
+}
