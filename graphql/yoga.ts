@@ -1,10 +1,9 @@
 import { createYoga } from "graphql-yoga";
 import { isAppError } from "../src/domain/errors";
-import { LATEST_VERSION, parseVersion } from "../src/domain/versions";
+import { LATEST_VERSION } from "../src/domain/versions";
+import { admitUnversioned, type HttpOptions } from "../src/http/call";
 import { HTTP_STATUS } from "../src/http/errors";
 import type { ServiceContext } from "../src/services/context";
-import { authenticate } from "../src/services/keys/authenticate";
-import { boundedJsonRequest } from "../src/http/body";
 import type { GqlContext } from "./builder";
 import { extensionsOf, maskError } from "./errors";
 import { schema } from "./schema";
@@ -14,7 +13,7 @@ import { schema } from "./schema";
  * sees the request; only then is the body read, with the same size limit
  * as REST. GraphQL is unversioned: it always serves the latest shapes.
  */
-export function createGraphqlHandler(svc: ServiceContext, opts: { maxJsonBodyBytes: number }) {
+export function createGraphqlHandler(svc: ServiceContext, opts: HttpOptions) {
   const yoga = createYoga<GqlContext>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -26,10 +25,9 @@ export function createGraphqlHandler(svc: ServiceContext, opts: { maxJsonBodyByt
   return async (request: Request): Promise<Response> => {
     let ctx: GqlContext;
     try {
-      const raw = request.headers.get("service-version");
-      if (raw !== null) parseVersion(raw.trim());
-      ctx = { svc, actor: await authenticate(svc, { apiKey: request.headers.get("x-api-key") }) };
-      request = await boundedJsonRequest(request, opts.maxJsonBodyBytes);
+      const admitted = await admitUnversioned(svc, request, opts);
+      ctx = { svc, actor: admitted.actor };
+      request = admitted.request;
     } catch (e) {
       if (!isAppError(e)) throw e;
       return Response.json(

@@ -1,10 +1,9 @@
 import { TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { type AppError, isAppError } from "../src/domain/errors";
-import { LATEST_VERSION, parseVersion } from "../src/domain/versions";
+import { LATEST_VERSION } from "../src/domain/versions";
+import { admitUnversioned, type HttpOptions } from "../src/http/call";
 import type { ServiceContext } from "../src/services/context";
-import { authenticate } from "../src/services/keys/authenticate";
-import { boundedJsonRequest } from "../src/http/body";
 import { TRPC_CODE } from "./errors";
 import type { TrpcContext } from "./init";
 import { appRouter } from "./router";
@@ -15,15 +14,14 @@ import { appRouter } from "./router";
  * REST. A refusal is thrown from createContext so that tRPC shapes it.
  * tRPC is unversioned: it always serves the latest shapes.
  */
-export function createTrpcHandler(svc: ServiceContext, opts: { maxJsonBodyBytes: number }) {
+export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
   return async (req: Request): Promise<Response> => {
     let ctx: TrpcContext | null = null;
     let refusal: AppError | null = null;
     try {
-      const raw = req.headers.get("service-version");
-      if (raw !== null) parseVersion(raw.trim());
-      ctx = { svc, actor: await authenticate(svc, { apiKey: req.headers.get("x-api-key") }) };
-      req = await boundedJsonRequest(req, opts.maxJsonBodyBytes);
+      const admitted = await admitUnversioned(svc, req, opts);
+      ctx = { svc, actor: admitted.actor };
+      req = admitted.request;
     } catch (e) {
       if (!isAppError(e)) throw e;
       refusal = e;

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { AppError } from "../domain/errors";
-import { isJsonContentType, readJsonBody } from "./body";
+import { boundedJsonRequest, isJsonContentType, readJsonBody } from "./body";
 import {
   type ApiVersion,
   isApiVersion,
@@ -82,4 +82,20 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
       const call: Call = { actor, version: choice.version };
       return { call, input };
     });
+}
+
+/**
+ * GraphQL and tRPC serve their own requests, unversioned; before they do,
+ * the caller passes the same checks as on REST: a valid key, a known version
+ * if one is named, and then a JSON body within the limit.
+ */
+export async function admitUnversioned(
+  svc: ServiceContext,
+  request: Request,
+  http: HttpOptions,
+): Promise<{ actor: Actor; request: Request }> {
+  const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
+  const raw = request.headers.get("service-version");
+  if (raw !== null) parseVersion(raw.trim());
+  return { actor, request: await boundedJsonRequest(request, http.maxJsonBodyBytes) };
 }
