@@ -49,7 +49,15 @@ export function openSqlite(path: string): Database {
   client.exec("PRAGMA synchronous = FULL");
   client.exec("PRAGMA foreign_keys = ON");
   client.exec("PRAGMA busy_timeout = 5000");
-  const db = drizzleSqlite({ client, schema: sqliteSchema });
+  // Drizzle prepares every statement anew; bun:sqlite's query() compiles a SQL text once and keeps it.
+  const cached = new Proxy(client, {
+    get(target, prop) {
+      if (prop === "prepare") return (sql: string) => target.query(sql);
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const db = drizzleSqlite({ client: cached, schema: sqliteSchema });
   migrateSqlite(db, { migrationsFolder: MIGRATIONS.sqlite });
   const handle = db as unknown as PgDb;
   let lock: Promise<void> = Promise.resolve();
