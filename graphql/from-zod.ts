@@ -8,8 +8,9 @@ import { builder } from "./builder";
  * - a named shape (`.meta({ id })`) becomes a type of that name; as an input,
  *   a shape whose id does not end in `Input` is named `<id>Input`;
  * - strings, numbers, integers and booleans map to their scalars, date-times
- *   to DateTime, enums to String (the services check the values and name
- *   the allowed ones in their errors);
+ *   to DateTime; a named enum (`.meta({ id })`) whose values are valid
+ *   GraphQL names becomes a GraphQL enum, other enums are String (the
+ *   services check the values and name the allowed ones in their errors);
  * - open objects (records, objects that keep unknown members) map to JSON;
  * - members marked deprecated (legacy, version-2024-09-01-only) are left out.
  */
@@ -49,6 +50,22 @@ function isOpenObject(s: Json): boolean {
   return !s.properties || (extra !== undefined && extra !== false);
 }
 
+const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
+function isEnum(s: Json): s is Json & { enum: string[] } {
+  return s.type === "string" && Array.isArray(s.enum) && s.enum.every((v) => typeof v === "string" && GRAPHQL_NAME.test(v));
+}
+
+const enums = new Map<string, AnyRef>();
+/** A named string enum whose values are valid GraphQL names becomes a GraphQL enum, shared by inputs and outputs. */
+function enumRef(id: string, s: Json & { enum: string[] }): AnyRef {
+  let ref = enums.get(id);
+  if (!ref) {
+    ref = builder.enumType(id, { description: s.description as string | undefined, values: s.enum });
+    enums.set(id, ref);
+  }
+  return ref;
+}
+
 /** GraphQL type for a JSON Schema member, and whether it admits null. */
 function typeOf(s: Json, mode: Mode): { type: AnyRef; nullable: boolean } {
   const union = (s.anyOf ?? s.oneOf) as Json[] | undefined;
@@ -61,6 +78,7 @@ function typeOf(s: Json, mode: Mode): { type: AnyRef; nullable: boolean } {
   if (typeof s.$ref === "string") {
     const id = s.$ref;
     const target = defs()[mode][id];
+    if (target && isEnum(target)) return { type: enumRef(id, target), nullable: false };
     return { type: target && !isOpenObject(target) && target.type === "object" ? typeRef(id, mode) : "JSON", nullable: false };
   }
   switch (s.type) {
@@ -152,4 +170,11 @@ function idOf(shape: z.ZodType): string {
   const id = z.globalRegistry.get(shape)?.id;
   if (!id) throw new Error("GraphQL types are generated from named shapes: add .meta({ id })");
   return id;
+}
+
+/** The GraphQL enum generated for a named zod enum, for arguments. */
+export function enumNamed(id: string): AnyRef {
+  const s = defs().output[id];
+  if (!s || !isEnum(s)) throw new Error(`no enum shape named '${id}'`);
+  return enumRef(id, s);
 }

@@ -5,7 +5,7 @@ import * as schemas from "../src/services/schemas";
 import { DeleteResult, type Page, Pagination, pagination } from "../src/services/shared/shapes";
 import * as webhooks from "../src/services/webhooks";
 import { builder } from "./builder";
-import { inputType, type OutputRef, outputType } from "./from-zod";
+import { enumNamed, inputType, type OutputRef, outputType } from "./from-zod";
 
 /** `XPage { data: [X!]!, pagination: Pagination! }` */
 function pageOf(name: string, item: OutputRef) {
@@ -43,7 +43,7 @@ builder.queryFields((t) => ({
   connections: t.field({
     nullable: true,
     type: ConnectionPage,
-    args: { page: t.arg.int(), limit: t.arg.int(), type: t.arg.string(), name: t.arg.string() },
+    args: { page: t.arg.int(), limit: t.arg.int(), type: t.arg({ type: enumNamed("ConnectionType") }), name: t.arg.string() },
     resolve: async (_, args, { svc, actor }) =>
       paged(await connections.listConnections(svc, { actor, query: defined(args) }), (r) =>
         connections.presentConnection(svc, r as never),
@@ -76,7 +76,7 @@ builder.queryFields((t) => ({
       limit: t.arg.int(),
       clientId: t.arg.id(),
       connectionName: t.arg.string(),
-      direction: t.arg.string(),
+      direction: t.arg({ type: enumNamed("PipelineDirection") }),
       isActive: t.arg.boolean(),
     },
     resolve: async (_, args, { svc, actor }) =>

@@ -145,7 +145,7 @@ describe("connections", () => {
   });
 
   test("connections filters by type and by part of the name, as REST does", async () => {
-    const { connections: email } = await gql(`{ connections(type: "EMAIL") { data { name type } ${PAGINATION} } }`);
+    const { connections: email } = await gql(`{ connections(type: EMAIL) { data { name type } ${PAGINATION} } }`);
     expect(email.data).toEqual([{ name: "Mailed Orders", type: "EMAIL" }]);
     expect(email.pagination.total).toBe(1);
     const { connections: named } = await gql(`{ connections(name: "ACME") { data { id } } }`);
@@ -373,7 +373,7 @@ describe("webhooks and pipelines", () => {
     expect(await ids('connectionName: "NORTH"')).toEqual([pipelineId]);
     expect(await ids(`clientId: "${emailConnectionId}"`)).toEqual([other.id]);
     expect(await ids("isActive: false")).toEqual([other.id]);
-    expect(await ids('direction: "outbound"')).toEqual([]);
+    expect(await ids('direction: outbound')).toEqual([]);
     const restFiltered = await rest("GET", "/pipelines?connectionName=north", undefined, w2);
     expect(restFiltered.map((p: Any) => p.id)).toEqual([pipelineId]);
   });

@@ -51,7 +51,9 @@ function responseSchema(r: ResponseDoc): Json {
 export function describe(d: RouteDescription): Json {
   const parameters: Json[] = [];
   if (d.query) {
-    const js = z.toJSONSchema(d.query, { io: "input", unrepresentable: "any", override }) as Json;
+    // Named shapes inside a query land in $defs; they are components of the document already.
+    const converted = z.toJSONSchema(d.query, { io: "input", unrepresentable: "any", override }) as Json;
+    const js = JSON.parse(JSON.stringify(converted).replaceAll('"#/$defs/', '"#/components/schemas/')) as Json;
     const props = (js.properties ?? {}) as Record<string, Json>;
     const required = (js.required ?? []) as string[];
     for (const [name, schema] of Object.entries(props)) {

@@ -5,6 +5,9 @@ import { Id, Name, PageQuery } from "../shared/shapes";
 
 export const CONNECTION_TYPES = ["SFTP", "EMAIL"] as const;
 export type ConnectionType = (typeof CONNECTION_TYPES)[number];
+const ConnectionTypeShape = z
+  .enum(CONNECTION_TYPES, { error: `must be one of ${CONNECTION_TYPES.join(", ")}` })
+  .meta({ id: "ConnectionType" });
 
 /** Attachment formats an EMAIL connection can accept (the formats the pipeline engine parses). */
 export const FILE_FORMATS = ["csv", "tsv", "txt", "json", "ndjson", "xml"] as const;
@@ -68,7 +71,7 @@ export function isHostedUsername(s: string): boolean {
 }
 
 const fields = {
-  type: z.enum(CONNECTION_TYPES, { error: `must be one of ${CONNECTION_TYPES.join(", ")}` }).optional(),
+  type: ConnectionTypeShape.optional(),
   useHostedSFTP: z.boolean().optional(),
   sftpUsername: z.string().trim().min(1, "must not be empty").max(200).nullable().optional(),
   sftpPassword: secret(1024),
@@ -121,7 +124,7 @@ export function connectionInput(raw: unknown): unknown {
 export type UpdateConnectionInput = z.input<typeof UpdateConnectionInput>;
 
 export const ListConnectionsQuery = PageQuery.extend({
-  type: z.enum(CONNECTION_TYPES, { error: `must be one of ${CONNECTION_TYPES.join(", ")}` }).optional(),
+  type: ConnectionTypeShape.optional(),
   name: z.string().max(200).optional(),
 });
 
@@ -142,7 +145,7 @@ export const Connection = z
     id: z.string(),
     name: z.string(),
     workspaceId: z.string(),
-    type: z.enum(CONNECTION_TYPES),
+    type: ConnectionTypeShape,
     useHostedSFTP: z.boolean(),
     sftpUsername: z.string().optional(),
     awsUserName: z.string().optional(),
@@ -155,7 +158,7 @@ export const Connection = z
     emailAllowedSenders: z.array(z.string()).optional(),
     emailSubjectFilter: z.string().optional(),
     credentialsSet: z
-      .array(z.enum(SECRET_FIELDS))
+      .array(z.enum(SECRET_FIELDS).meta({ id: "CredentialName" }))
       .meta({ description: "Which write-only credentials are stored (their values are never returned in 2026-05-25)." }),
     sftpPassword: z.string().optional().meta({ deprecated: true, description: "Only in version 2024-09-01, which returned stored credentials." }),
     sftpPrivateKey: z.string().optional().meta({ deprecated: true, description: "Only in version 2024-09-01, which returned stored credentials." }),
@@ -175,7 +178,7 @@ export const ConnectionTestResult = z
       z
         .object({
           name: z.string(),
-          status: z.enum(["passed", "failed", "skipped"]),
+          status: z.enum(["passed", "failed", "skipped"]).meta({ id: "CheckStatus" }),
           message: z.string(),
           durationMs: z.number().optional(),
         })

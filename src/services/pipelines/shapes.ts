@@ -13,9 +13,10 @@ export const OUTPUT_FORMATS = ["csv", "json", "xml"] as const;
 export const ENCODINGS = ["utf-8", "utf-16le", "latin1", "windows-1252"] as const;
 export const ON_INVALID_ROW = ["fail", "skip", "quarantine"] as const;
 
-const Transform = z.enum(TRANSFORMS, {
-  error: (i) => `unknown transform '${String(i.input)}'; allowed: ${TRANSFORMS.join(", ")}`,
-});
+const Transform = z
+  .enum(TRANSFORMS, { error: (i) => `unknown transform '${String(i.input)}'; allowed: ${TRANSFORMS.join(", ")}` })
+  .meta({ id: "Transform" });
+const DirectionShape = z.enum(DIRECTIONS, { error: `must be one of ${DIRECTIONS.join(", ")}` }).meta({ id: "PipelineDirection" });
 
 const Column = z.string().min(1, "must not be empty").max(200, "must be at most 200 characters");
 
@@ -124,7 +125,7 @@ export const CreatePipelineInput = z
     mappings: PipelineMappings.default({ fieldMappings: [], options: {}, validations: {} }),
     clientId: Id,
     schemaId: Id,
-    direction: z.enum(DIRECTIONS, { error: `must be one of ${DIRECTIONS.join(", ")}` }).default("inbound"),
+    direction: DirectionShape.default("inbound"),
     isActive: z.boolean().default(true),
     webhookIds: WebhookIds.optional(),
   })
@@ -137,7 +138,7 @@ export const UpdatePipelineInput = z
     mappings: PipelineMappingsPatch.optional(),
     clientId: Id.optional(),
     schemaId: Id.optional(),
-    direction: z.enum(DIRECTIONS, { error: `must be one of ${DIRECTIONS.join(", ")}` }).optional(),
+    direction: DirectionShape.optional(),
     isActive: z.boolean().optional(),
     webhookIds: WebhookIds.optional().meta({ description: "Replaces the linked webhooks; [] unlinks all." }),
   })
@@ -167,7 +168,7 @@ export const Pipeline = z
     isActive: z.boolean(),
     clientId: z.string(),
     schemaId: z.string(),
-    direction: z.enum(DIRECTIONS),
+    direction: DirectionShape,
     webhooks: z.array(WebhookRef).optional().meta({ description: "Present only when webhooks are linked." }),
     createdAt: z.date(),
     updatedAt: z.date(),
