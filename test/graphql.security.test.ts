@@ -18,17 +18,12 @@ const b = { connection: "", schema: "", pipeline: "" };
 // biome-ignore lint/suspicious/noExplicitAny: REST bodies are compared whole
 type Any = any;
 
-async function made(w: TestWorkspace, path: string, body: unknown): Promise<Any> {
-  const r = await h.api(w, "POST", path, body);
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body;
-}
 
 beforeAll(async () => {
   h = await Harness.start();
   owner = await h.workspace({ name: "Owner" });
   intruder = await h.workspace({ name: "Intruder" });
-  const conn = await made(owner, "/connections", {
+  const conn = await h.ok(owner, "POST", "/connections", {
     name: "Owner Server",
     useHostedSFTP: false,
     sftpUsername: "owner",
@@ -37,13 +32,13 @@ beforeAll(async () => {
   });
   a.connection = conn.id;
   a.server = conn.sftpServerDataId;
-  a.schema = (await made(owner, "/schemas", { name: "Owner Schema", definition: { type: "object", properties: {} } })).id;
-  a.webhook = (await made(owner, "/webhooks", { name: "Owner Hook", url: "https://owner.example.com/hook" })).id;
-  a.pipeline = (await made(owner, "/pipelines", { name: "Owner Pipeline", clientId: a.connection, schemaId: a.schema, webhookIds: [a.webhook] })).id;
+  a.schema = (await h.ok(owner, "POST", "/schemas", { name: "Owner Schema", definition: { type: "object", properties: {} } })).id;
+  a.webhook = (await h.ok(owner, "POST", "/webhooks", { name: "Owner Hook", url: "https://owner.example.com/hook" })).id;
+  a.pipeline = (await h.ok(owner, "POST", "/pipelines", { name: "Owner Pipeline", clientId: a.connection, schemaId: a.schema, webhookIds: [a.webhook] })).id;
 
-  b.connection = (await made(intruder, "/connections", { name: "Intruder Conn" })).id;
-  b.schema = (await made(intruder, "/schemas", { name: "Intruder Schema", definition: { type: "object", properties: {} } })).id;
-  b.pipeline = (await made(intruder, "/pipelines", { name: "Intruder Pipeline", clientId: b.connection, schemaId: b.schema })).id;
+  b.connection = (await h.ok(intruder, "POST", "/connections", { name: "Intruder Conn" })).id;
+  b.schema = (await h.ok(intruder, "POST", "/schemas", { name: "Intruder Schema", definition: { type: "object", properties: {} } })).id;
+  b.pipeline = (await h.ok(intruder, "POST", "/pipelines", { name: "Intruder Pipeline", clientId: b.connection, schemaId: b.schema })).id;
 });
 
 afterAll(async () => {

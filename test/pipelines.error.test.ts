@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { setFeature } from "../src/services/workspaces/update-workspace";
+import { expectError } from "./helpers/expect";
 import { Harness, type Reply, type TestWorkspace } from "./helpers/harness";
 
 let h: Harness;
@@ -15,20 +16,7 @@ let theirs: { conn: { id: string }; schema: { id: string }; webhook: { id: strin
 const ROW = { type: "object", properties: { sku: { type: "string" } } };
 const TRANSFORMS = ["trim", "uppercase", "lowercase", "number", "integer", "boolean", "date", "datetime"];
 
-function expectError(res: Reply, status: number, error: string, message?: string | RegExp) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body ?? {}).sort()).toEqual(["error", "message", "statusCode"]);
-  expect(res.body.statusCode).toBe(status);
-  expect(res.body.error).toBe(error);
-  expect(typeof res.body.message).toBe("string");
-  if (message !== undefined) expect(res.body.message).toMatch(message);
-}
 
-async function ok(w: TestWorkspace, method: string, path: string, body?: unknown) {
-  const res = await h.api(w, method, path, body);
-  expect(res.status).toBe(200);
-  return res.body;
-}
 
 /** The workspace's pipelines as listed, to prove a refused request changed nothing. */
 async function snapshot(w: TestWorkspace = ws) {
@@ -47,22 +35,22 @@ beforeAll(async () => {
   ws = await h.workspace();
   gated = await h.workspace({ name: "Gated", features: ["aggregated-mappings"] });
   other = await h.workspace({ name: "Other" });
-  sftp = await ok(ws, "POST", "/connections", { name: "Warehouse", type: "SFTP", useHostedSFTP: true });
-  email = await ok(ws, "POST", "/connections", { name: "Mailroom", type: "EMAIL", emailAllowedFormats: ["csv"] });
-  schema = await ok(ws, "POST", "/schemas", { name: "Rows", definition: ROW });
-  existing = await ok(ws, "POST", "/pipelines", {
+  sftp = await h.ok(ws, "POST", "/connections", { name: "Warehouse", type: "SFTP", useHostedSFTP: true });
+  email = await h.ok(ws, "POST", "/connections", { name: "Mailroom", type: "EMAIL", emailAllowedFormats: ["csv"] });
+  schema = await h.ok(ws, "POST", "/schemas", { name: "Rows", definition: ROW });
+  existing = await h.ok(ws, "POST", "/pipelines", {
     name: "Existing",
     clientId: sftp.id,
     schemaId: schema.id,
     mappings: { fieldMappings: [{ source: "A", target: "a" }], options: { delimiter: ";" }, validations: {} },
   });
-  const conn = await ok(other, "POST", "/connections", { name: "Theirs", type: "SFTP", useHostedSFTP: true });
-  const sch = await ok(other, "POST", "/schemas", { name: "Theirs", definition: ROW });
+  const conn = await h.ok(other, "POST", "/connections", { name: "Theirs", type: "SFTP", useHostedSFTP: true });
+  const sch = await h.ok(other, "POST", "/schemas", { name: "Theirs", definition: ROW });
   theirs = {
     conn,
     schema: sch,
-    webhook: await ok(other, "POST", "/webhooks", { name: "Theirs", url: "https://hooks.example.com/theirs" }),
-    pipeline: await ok(other, "POST", "/pipelines", { name: "Theirs", clientId: conn.id, schemaId: sch.id }),
+    webhook: await h.ok(other, "POST", "/webhooks", { name: "Theirs", url: "https://hooks.example.com/theirs" }),
+    pipeline: await h.ok(other, "POST", "/pipelines", { name: "Theirs", clientId: conn.id, schemaId: sch.id }),
   };
 });
 
@@ -114,8 +102,8 @@ describe("mappings that are refused on create, storing nothing", () => {
   });
 
   test("sources combined with source or value is a 400 even where aggregated mappings are enabled", async () => {
-    const conn = await ok(gated, "POST", "/connections", { name: "Gated feed", type: "SFTP", useHostedSFTP: true });
-    const sch = await ok(gated, "POST", "/schemas", { name: "Rows", definition: ROW });
+    const conn = await h.ok(gated, "POST", "/connections", { name: "Gated feed", type: "SFTP", useHostedSFTP: true });
+    const sch = await h.ok(gated, "POST", "/schemas", { name: "Rows", definition: ROW });
     const base = { name: "Mixed", clientId: conn.id, schemaId: sch.id };
     const before = await snapshot(gated);
     expectError(
@@ -171,7 +159,7 @@ describe("the aggregated-mappings gate", () => {
     const renamed = await h.api(ws, "PATCH", `/pipelines/${allowed.body.id}`, { name: "Gate test (renamed)" });
     expect(renamed.status).toBe(200);
     expect(renamed.body.mappings).toEqual(allowed.body.mappings);
-    await ok(ws, "DELETE", `/pipelines/${allowed.body.id}`);
+    await h.ok(ws, "DELETE", `/pipelines/${allowed.body.id}`);
   });
 });
 
@@ -191,7 +179,7 @@ describe("references", () => {
   });
 
   test("an unknown or another workspace's webhook id is a 404 naming its place in webhookIds", async () => {
-    const mine = await ok(ws, "POST", "/webhooks", { name: "Mine", url: "https://hooks.example.com/mine" });
+    const mine = await h.ok(ws, "POST", "/webhooks", { name: "Mine", url: "https://hooks.example.com/mine" });
     const before = await snapshot();
     expectError(await create({ webhookIds: [mine.id, "wh_nope"] }), 404, "not_found", "webhookIds[1]: webhook 'wh_nope' not found");
     expectError(await create({ webhookIds: [theirs.webhook.id] }), 404, "not_found", /^webhookIds\[0\]: /);
@@ -199,8 +187,8 @@ describe("references", () => {
   });
 
   test("PATCH with a bad reference is a 404 and leaves the pipeline as it was", async () => {
-    const hook = await ok(ws, "POST", "/webhooks", { name: "Linked", url: "https://hooks.example.com/linked" });
-    const p = await ok(ws, "POST", "/pipelines", { name: "Refs kept", clientId: sftp.id, schemaId: schema.id, webhookIds: [hook.id] });
+    const hook = await h.ok(ws, "POST", "/webhooks", { name: "Linked", url: "https://hooks.example.com/linked" });
+    const p = await h.ok(ws, "POST", "/pipelines", { name: "Refs kept", clientId: sftp.id, schemaId: schema.id, webhookIds: [hook.id] });
     expectError(await h.api(ws, "PATCH", `/pipelines/${p.id}`, { name: "x", clientId: theirs.conn.id }), 404, "not_found", /^clientId: /);
     expectError(await h.api(ws, "PATCH", `/pipelines/${p.id}`, { name: "x", schemaId: theirs.schema.id }), 404, "not_found", /^schemaId: /);
     expectError(
@@ -209,7 +197,7 @@ describe("references", () => {
       "not_found",
       /^webhookIds\[0\]: /,
     );
-    expect(await ok(ws, "GET", `/pipelines/${p.id}`)).toEqual(p);
+    expect(await h.ok(ws, "GET", `/pipelines/${p.id}`)).toEqual(p);
   });
 
   test("an outbound pipeline on an EMAIL connection is a 400, on create and on PATCH", async () => {
@@ -217,13 +205,13 @@ describe("references", () => {
     expectError(await create({ clientId: email.id, direction: "outbound" }), 400, "invalid_input", /^direction: outbound pipelines deliver over SFTP/);
     expect(await snapshot()).toEqual(before);
 
-    const inbound = await ok(ws, "POST", "/pipelines", { name: "Mail inbound", clientId: email.id, schemaId: schema.id });
+    const inbound = await h.ok(ws, "POST", "/pipelines", { name: "Mail inbound", clientId: email.id, schemaId: schema.id });
     expectError(await h.api(ws, "PATCH", `/pipelines/${inbound.id}`, { direction: "outbound" }), 400, "invalid_input", /^direction: /);
-    expect(await ok(ws, "GET", `/pipelines/${inbound.id}`)).toEqual(inbound);
+    expect(await h.ok(ws, "GET", `/pipelines/${inbound.id}`)).toEqual(inbound);
 
-    const outbound = await ok(ws, "POST", "/pipelines", { name: "Sftp outbound", clientId: sftp.id, schemaId: schema.id, direction: "outbound" });
+    const outbound = await h.ok(ws, "POST", "/pipelines", { name: "Sftp outbound", clientId: sftp.id, schemaId: schema.id, direction: "outbound" });
     expectError(await h.api(ws, "PATCH", `/pipelines/${outbound.id}`, { clientId: email.id }), 400, "invalid_input", /^direction: /);
-    expect(await ok(ws, "GET", `/pipelines/${outbound.id}`)).toEqual(outbound);
+    expect(await h.ok(ws, "GET", `/pipelines/${outbound.id}`)).toEqual(outbound);
   });
 });
 
@@ -246,13 +234,13 @@ describe("other refused input", () => {
   });
 
   test("a duplicate name is a 409 on create and on rename, and nothing changes", async () => {
-    const second = await ok(ws, "POST", "/pipelines", { name: "Second", clientId: sftp.id, schemaId: schema.id });
+    const second = await h.ok(ws, "POST", "/pipelines", { name: "Second", clientId: sftp.id, schemaId: schema.id });
     const before = await snapshot();
     expectError(await create({ name: "Existing" }), 409, "conflict", "name: a pipeline named 'Existing' already exists");
     expectError(await create({ name: "EXISTING" }), 409, "conflict", "name: a pipeline named 'EXISTING' already exists");
     expectError(await h.api(ws, "PATCH", `/pipelines/${second.id}`, { name: "Existing", isActive: false }), 409, "conflict", /^name: /);
     expect(await snapshot()).toEqual(before);
-    expect(await ok(ws, "GET", `/pipelines/${second.id}`)).toEqual(second);
+    expect(await h.ok(ws, "GET", `/pipelines/${second.id}`)).toEqual(second);
   });
 
   test("a refused PATCH mappings keeps the stored mappings", async () => {
@@ -268,7 +256,7 @@ describe("other refused input", () => {
       "invalid_input",
       /allowed: /,
     );
-    expect(await ok(ws, "GET", `/pipelines/${existing.id}`)).toEqual(existing);
+    expect(await h.ok(ws, "GET", `/pipelines/${existing.id}`)).toEqual(existing);
   });
 });
 
@@ -304,16 +292,16 @@ describe("unknown ids", () => {
   });
 
   test("another workspace's pipeline is a 404 on every route and stays as it was", async () => {
-    const before = await ok(other, "GET", `/pipelines/${theirs.pipeline.id}`);
+    const before = await h.ok(other, "GET", `/pipelines/${theirs.pipeline.id}`);
     expectError(await h.api(ws, "GET", `/pipelines/${theirs.pipeline.id}`), 404, "not_found");
     expectError(await h.api(ws, "PATCH", `/pipelines/${theirs.pipeline.id}`, { isActive: false }), 404, "not_found");
     expectError(await h.api(ws, "DELETE", `/pipelines/${theirs.pipeline.id}`), 404, "not_found");
-    expect(await ok(other, "GET", `/pipelines/${theirs.pipeline.id}`)).toEqual(before);
+    expect(await h.ok(other, "GET", `/pipelines/${theirs.pipeline.id}`)).toEqual(before);
   });
 
   test("a deleted pipeline is a 404 on a second delete", async () => {
-    const p = await ok(ws, "POST", "/pipelines", { name: "Delete twice", clientId: sftp.id, schemaId: schema.id });
-    await ok(ws, "DELETE", `/pipelines/${p.id}`);
+    const p = await h.ok(ws, "POST", "/pipelines", { name: "Delete twice", clientId: sftp.id, schemaId: schema.id });
+    await h.ok(ws, "DELETE", `/pipelines/${p.id}`);
     expectError(await h.api(ws, "DELETE", `/pipelines/${p.id}`), 404, "not_found");
   });
 });

@@ -10,23 +10,18 @@ let schema2: { id: string };
 
 const ROW = { type: "object", properties: { sku: { type: "string" } } };
 
-async function ok(w: TestWorkspace, method: string, path: string, body?: unknown) {
-  const res = await h.api(w, method, path, body);
-  expect(res.status).toBe(200);
-  return res.body;
-}
 
 const pipeline = (body: Record<string, unknown>, w: TestWorkspace = ws) =>
-  ok(w, "POST", "/pipelines", { clientId: sftp.id, schemaId: schema.id, ...body });
-const webhook = (name: string, url: string, w: TestWorkspace = ws) => ok(w, "POST", "/webhooks", { name, url });
+  h.ok(w, "POST", "/pipelines", { clientId: sftp.id, schemaId: schema.id, ...body });
+const webhook = (name: string, url: string, w: TestWorkspace = ws) => h.ok(w, "POST", "/webhooks", { name, url });
 
 beforeAll(async () => {
   h = await Harness.start();
   ws = await h.workspace({ features: ["aggregated-mappings"] });
-  sftp = await ok(ws, "POST", "/connections", { name: "Acme Warehouse", type: "SFTP", useHostedSFTP: true });
-  sftp2 = await ok(ws, "POST", "/connections", { name: "Second Feed", type: "SFTP", useHostedSFTP: true });
-  schema = await ok(ws, "POST", "/schemas", { name: "Rows", definition: ROW });
-  schema2 = await ok(ws, "POST", "/schemas", { name: "Rows 2", definition: ROW });
+  sftp = await h.ok(ws, "POST", "/connections", { name: "Acme Warehouse", type: "SFTP", useHostedSFTP: true });
+  sftp2 = await h.ok(ws, "POST", "/connections", { name: "Second Feed", type: "SFTP", useHostedSFTP: true });
+  schema = await h.ok(ws, "POST", "/schemas", { name: "Rows", definition: ROW });
+  schema2 = await h.ok(ws, "POST", "/schemas", { name: "Rows 2", definition: ROW });
 });
 
 afterAll(async () => {
@@ -51,7 +46,7 @@ describe("create", () => {
     expect("webhookIds" in p).toBe(false);
     expect(p.createdAt).toBe(h.clock.now().toISOString());
 
-    const got = await ok(ws, "GET", `/pipelines/${p.id}`);
+    const got = await h.ok(ws, "GET", `/pipelines/${p.id}`);
     expect(got).toEqual(p);
   });
 
@@ -69,7 +64,7 @@ describe("create", () => {
     ];
     const p = await pipeline({ name: "Three forms", mappings: { fieldMappings } });
     expect(p.mappings.fieldMappings).toEqual(fieldMappings);
-    const got = await ok(ws, "GET", `/pipelines/${p.id}`);
+    const got = await h.ok(ws, "GET", `/pipelines/${p.id}`);
     expect(got.mappings.fieldMappings).toEqual(fieldMappings);
   });
 
@@ -79,7 +74,7 @@ describe("create", () => {
     const p = await pipeline({ name: "Options kept", mappings: { fieldMappings: [], options, validations } });
     expect(p.mappings.options).toEqual(options);
     expect(p.mappings.validations).toEqual(validations);
-    const got = await ok(ws, "GET", `/pipelines/${p.id}`);
+    const got = await h.ok(ws, "GET", `/pipelines/${p.id}`);
     expect(got.mappings.options).toEqual(options);
     expect(got.mappings.validations).toEqual(validations);
   });
@@ -115,9 +110,9 @@ describe("webhooks on pipelines", () => {
     const p = await pipeline({ name: "Linked", webhookIds: [beta.id, alpha.id, beta.id] });
     expect(p.webhooks).toEqual([ref(alpha), ref(beta)]);
     expect("webhookIds" in p).toBe(false);
-    const got = await ok(ws, "GET", `/pipelines/${p.id}`);
+    const got = await h.ok(ws, "GET", `/pipelines/${p.id}`);
     expect(got.webhooks).toEqual([ref(alpha), ref(beta)]);
-    const listed = await ok(ws, "GET", `/pipelines?clientId=${sftp.id}`);
+    const listed = await h.ok(ws, "GET", `/pipelines?clientId=${sftp.id}`);
     expect(listed.find((x: { id: string }) => x.id === p.id).webhooks).toEqual([ref(alpha), ref(beta)]);
   });
 
@@ -129,23 +124,23 @@ describe("webhooks on pipelines", () => {
   test("PATCH webhookIds replaces the links, leaving it out keeps them, [] unlinks all", async () => {
     const p = await pipeline({ name: "Relinked", webhookIds: [alpha.id, beta.id] });
 
-    const replaced = await ok(ws, "PATCH", `/pipelines/${p.id}`, { webhookIds: [gamma.id] });
+    const replaced = await h.ok(ws, "PATCH", `/pipelines/${p.id}`, { webhookIds: [gamma.id] });
     expect(replaced.webhooks).toEqual([ref(gamma)]);
 
-    const kept = await ok(ws, "PATCH", `/pipelines/${p.id}`, { name: "Relinked (renamed)" });
+    const kept = await h.ok(ws, "PATCH", `/pipelines/${p.id}`, { name: "Relinked (renamed)" });
     expect(kept.webhooks).toEqual([ref(gamma)]);
 
-    const cleared = await ok(ws, "PATCH", `/pipelines/${p.id}`, { webhookIds: [] });
+    const cleared = await h.ok(ws, "PATCH", `/pipelines/${p.id}`, { webhookIds: [] });
     expect("webhooks" in cleared).toBe(false);
-    const got = await ok(ws, "GET", `/pipelines/${p.id}`);
+    const got = await h.ok(ws, "GET", `/pipelines/${p.id}`);
     expect("webhooks" in got).toBe(false);
   });
 
   test("a renamed webhook shows its new name on the pipelines it is linked to", async () => {
     const hook = await webhook("before", "https://hooks.example.com/rename");
     const p = await pipeline({ name: "Sees rename", webhookIds: [hook.id] });
-    await ok(ws, "PATCH", `/webhooks/${hook.id}`, { name: "after", url: "https://hooks.example.com/renamed" });
-    const got = await ok(ws, "GET", `/pipelines/${p.id}`);
+    await h.ok(ws, "PATCH", `/webhooks/${hook.id}`, { name: "after", url: "https://hooks.example.com/renamed" });
+    const got = await h.ok(ws, "GET", `/pipelines/${p.id}`);
     expect(got.webhooks).toEqual([{ id: hook.id, name: "after", url: "https://hooks.example.com/renamed" }]);
   });
 
@@ -155,11 +150,11 @@ describe("webhooks on pipelines", () => {
     const one = await pipeline({ name: "Loses one", webhookIds: [doomed.id, keeper.id] });
     const only = await pipeline({ name: "Loses all", webhookIds: [doomed.id] });
 
-    await ok(ws, "DELETE", `/webhooks/${doomed.id}`);
+    await h.ok(ws, "DELETE", `/webhooks/${doomed.id}`);
 
-    const a = await ok(ws, "GET", `/pipelines/${one.id}`);
+    const a = await h.ok(ws, "GET", `/pipelines/${one.id}`);
     expect(a.webhooks).toEqual([ref(keeper)]);
-    const b = await ok(ws, "GET", `/pipelines/${only.id}`);
+    const b = await h.ok(ws, "GET", `/pipelines/${only.id}`);
     expect("webhooks" in b).toBe(false);
     expect(b.name).toBe("Loses all");
   });
@@ -175,18 +170,18 @@ describe("update", () => {
     const p = await pipeline({ name: "Patched", mappings });
     h.clock.advance(5_000);
 
-    const renamed = await ok(ws, "PATCH", `/pipelines/${p.id}`, { name: "Patched (v2)" });
+    const renamed = await h.ok(ws, "PATCH", `/pipelines/${p.id}`, { name: "Patched (v2)" });
     expect(renamed).toEqual({ ...p, name: "Patched (v2)", updatedAt: h.clock.now().toISOString() });
 
-    const paused = await ok(ws, "PATCH", `/pipelines/${p.id}`, { isActive: false });
+    const paused = await h.ok(ws, "PATCH", `/pipelines/${p.id}`, { isActive: false });
     expect(paused.isActive).toBe(false);
     expect(paused.name).toBe("Patched (v2)");
     expect(paused.mappings).toEqual(mappings);
 
-    const moved = await ok(ws, "PATCH", `/pipelines/${p.id}`, { clientId: sftp2.id, schemaId: schema2.id, direction: "outbound" });
+    const moved = await h.ok(ws, "PATCH", `/pipelines/${p.id}`, { clientId: sftp2.id, schemaId: schema2.id, direction: "outbound" });
     expect(moved).toMatchObject({ clientId: sftp2.id, schemaId: schema2.id, direction: "outbound", isActive: false });
 
-    const got = await ok(ws, "GET", `/pipelines/${p.id}`);
+    const got = await h.ok(ws, "GET", `/pipelines/${p.id}`);
     expect(got).toEqual(moved);
     expect(got.createdAt).toBe(p.createdAt);
     expect(got.updatedAt).not.toBe(p.updatedAt);
@@ -198,18 +193,18 @@ describe("update", () => {
       mappings: { fieldMappings: [{ source: "A", target: "a" }], options: { delimiter: "|" }, validations: { maxInvalidRows: 3 } },
     });
     const next = { fieldMappings: [{ target: "b", value: "fixed" }], options: { headerRow: true } };
-    const res = await ok(ws, "PATCH", `/pipelines/${p.id}`, { mappings: next });
+    const res = await h.ok(ws, "PATCH", `/pipelines/${p.id}`, { mappings: next });
     expect(res.mappings).toEqual({ ...next, validations: { maxInvalidRows: 3 } });
-    const got = await ok(ws, "GET", `/pipelines/${p.id}`);
+    const got = await h.ok(ws, "GET", `/pipelines/${p.id}`);
     expect(got.mappings).toEqual({ ...next, validations: { maxInvalidRows: 3 } });
-    const cleared = await ok(ws, "PATCH", `/pipelines/${p.id}`, { mappings: { validations: {} } });
+    const cleared = await h.ok(ws, "PATCH", `/pipelines/${p.id}`, { mappings: { validations: {} } });
     expect(cleared.mappings).toEqual({ ...next, validations: {} });
   });
 
   test("a pipeline read back can be sent back unchanged: read-only members are ignored", async () => {
     const p = await pipeline({ name: "Round trip", mappings: { fieldMappings: [{ source: "A", target: "a", transform: "trim" }] } });
     h.clock.advance(1000);
-    const res = await ok(ws, "PATCH", `/pipelines/${p.id}`, p);
+    const res = await h.ok(ws, "PATCH", `/pipelines/${p.id}`, p);
     const { updatedAt, ...rest } = res;
     const { updatedAt: before, ...restBefore } = p;
     expect(rest).toEqual(restBefore);
@@ -218,7 +213,7 @@ describe("update", () => {
 
   test("an aggregated mapping can be saved by PATCH while the gate is on", async () => {
     const p = await pipeline({ name: "Aggregated later" });
-    const res = await ok(ws, "PATCH", `/pipelines/${p.id}`, { mappings: { fieldMappings: [{ sources: ["a", "b"], target: "ab", delimiter: "-" }] } });
+    const res = await h.ok(ws, "PATCH", `/pipelines/${p.id}`, { mappings: { fieldMappings: [{ sources: ["a", "b"], target: "ab", delimiter: "-" }] } });
     expect(res.mappings.fieldMappings).toEqual([{ sources: ["a", "b"], target: "ab", delimiter: "-" }]);
   });
 });
@@ -230,11 +225,11 @@ describe("list", () => {
 
   beforeAll(async () => {
     lw = await h.workspace({ name: "Lister" });
-    const sch = await ok(lw, "POST", "/schemas", { name: "Rows", definition: ROW });
+    const sch = await h.ok(lw, "POST", "/schemas", { name: "Rows", definition: ROW });
     conns = {
-      north: await ok(lw, "POST", "/connections", { name: "North Warehouse", type: "SFTP", useHostedSFTP: true }),
-      south: await ok(lw, "POST", "/connections", { name: "South DEPOT", type: "SFTP", useHostedSFTP: true }),
-      mail: await ok(lw, "POST", "/connections", { name: "Mailroom", type: "EMAIL", emailAllowedFormats: ["csv"] }),
+      north: await h.ok(lw, "POST", "/connections", { name: "North Warehouse", type: "SFTP", useHostedSFTP: true }),
+      south: await h.ok(lw, "POST", "/connections", { name: "South DEPOT", type: "SFTP", useHostedSFTP: true }),
+      mail: await h.ok(lw, "POST", "/connections", { name: "Mailroom", type: "EMAIL", emailAllowedFormats: ["csv"] }),
     };
     const make: [string, string, string, boolean][] = [
       ["n-in", "north", "inbound", true],
@@ -246,7 +241,7 @@ describe("list", () => {
     ];
     for (const [name, conn, direction, isActive] of make) {
       h.clock.advance(1000);
-      const p = await ok(lw, "POST", "/pipelines", { name, clientId: conns[conn]!.id, schemaId: sch.id, direction, isActive });
+      const p = await h.ok(lw, "POST", "/pipelines", { name, clientId: conns[conn]!.id, schemaId: sch.id, direction, isActive });
       byName[name] = p.id;
     }
   });
@@ -304,9 +299,9 @@ describe("list", () => {
   });
 
   test("a PATCH moves a pipeline between filters", async () => {
-    await ok(lw, "PATCH", `/pipelines/${byName["n-off"]}`, { isActive: true });
+    await h.ok(lw, "PATCH", `/pipelines/${byName["n-off"]}`, { isActive: true });
     expect(await names("?isActive=false")).toEqual(["s-out-off"]);
-    await ok(lw, "PATCH", `/pipelines/${byName["n-off"]}`, { isActive: false });
+    await h.ok(lw, "PATCH", `/pipelines/${byName["n-off"]}`, { isActive: false });
     expect(await names("?isActive=false")).toEqual(["s-out-off", "n-off"]);
   });
 });
@@ -316,11 +311,11 @@ describe("delete", () => {
     const hook = await webhook("survivor", "https://hooks.example.com/survivor");
     const p = await pipeline({ name: "Short-lived", webhookIds: [hook.id] });
 
-    const del = await ok(ws, "DELETE", `/pipelines/${p.id}`);
+    const del = await h.ok(ws, "DELETE", `/pipelines/${p.id}`);
     expect(del).toEqual({ id: p.id, deleted: true });
 
     expect((await h.api(ws, "GET", `/pipelines/${p.id}`)).status).toBe(404);
-    const list = await ok(ws, "GET", "/pipelines?limit=100");
+    const list = await h.ok(ws, "GET", "/pipelines?limit=100");
     expect(list.map((x: { id: string }) => x.id)).not.toContain(p.id);
     expect((await h.api(ws, "GET", `/webhooks/${hook.id}`)).status).toBe(200);
     expect((await h.api(ws, "GET", `/connections/${sftp.id}`)).status).toBe(200);

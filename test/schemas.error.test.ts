@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectError } from "./helpers/expect";
 import { Harness, type Reply, type TestWorkspace } from "./helpers/harness";
 
 let h: Harness;
@@ -8,14 +9,6 @@ let existing: { id: string; name: string };
 
 const ROW = { type: "object", properties: { sku: { type: "string" }, qty: { type: "integer" } }, required: ["sku"] };
 
-function expectError(res: Reply, status: number, error: string, message?: string | RegExp) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body ?? {}).sort()).toEqual(["error", "message", "statusCode"]);
-  expect(res.body.statusCode).toBe(status);
-  expect(res.body.error).toBe(error);
-  expect(typeof res.body.message).toBe("string");
-  if (message !== undefined) expect(res.body.message).toMatch(message);
-}
 
 /** Everything the workspace's schema list shows, to prove a refused request changed nothing. */
 async function snapshot(w: TestWorkspace = ws) {

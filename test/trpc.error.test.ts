@@ -23,28 +23,23 @@ const theirs = { conn: "", server: "", schema: "", webhook: "", pipeline: "" };
 // biome-ignore lint/suspicious/noExplicitAny: REST and tRPC bodies are compared whole
 type Any = any;
 
-async function made(w: TestWorkspace, path: string, body: unknown): Promise<Any> {
-  const r = await h.api(w, "POST", path, body);
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body;
-}
 
 beforeAll(async () => {
   h = await Harness.start();
   ws = await h.workspace({ name: "Mine" });
   other = await h.workspace({ name: "Theirs" });
-  ids.conn = (await made(ws, "/connections", { name: "Taken" })).id;
-  ids.email = (await made(ws, "/connections", { name: "Inbox", type: "EMAIL", emailAllowedFormats: ["csv"] })).id;
-  ids.schema = (await made(ws, "/schemas", { name: "Taken Schema", definition: { type: "object", properties: {} } })).id;
-  ids.webhook = (await made(ws, "/webhooks", { name: "Hook", url: "https://hooks.example.com/x" })).id;
-  ids.pipeline = (await made(ws, "/pipelines", { name: "Taken Pipeline", clientId: ids.conn, schemaId: ids.schema })).id;
+  ids.conn = (await h.ok(ws, "POST", "/connections", { name: "Taken" })).id;
+  ids.email = (await h.ok(ws, "POST", "/connections", { name: "Inbox", type: "EMAIL", emailAllowedFormats: ["csv"] })).id;
+  ids.schema = (await h.ok(ws, "POST", "/schemas", { name: "Taken Schema", definition: { type: "object", properties: {} } })).id;
+  ids.webhook = (await h.ok(ws, "POST", "/webhooks", { name: "Hook", url: "https://hooks.example.com/x" })).id;
+  ids.pipeline = (await h.ok(ws, "POST", "/pipelines", { name: "Taken Pipeline", clientId: ids.conn, schemaId: ids.schema })).id;
 
-  const c = await made(other, "/connections", { name: "Their Conn", useHostedSFTP: false, sftpServer: { host: "their.example.com" } });
+  const c = await h.ok(other, "POST", "/connections", { name: "Their Conn", useHostedSFTP: false, sftpServer: { host: "their.example.com" } });
   theirs.conn = c.id;
   theirs.server = c.sftpServerDataId;
-  theirs.schema = (await made(other, "/schemas", { name: "Their Schema", definition: { type: "object", properties: {} } })).id;
-  theirs.webhook = (await made(other, "/webhooks", { name: "Their Hook", url: "https://their.example.com/h" })).id;
-  theirs.pipeline = (await made(other, "/pipelines", { name: "Their Pipeline", clientId: theirs.conn, schemaId: theirs.schema, webhookIds: [theirs.webhook] })).id;
+  theirs.schema = (await h.ok(other, "POST", "/schemas", { name: "Their Schema", definition: { type: "object", properties: {} } })).id;
+  theirs.webhook = (await h.ok(other, "POST", "/webhooks", { name: "Their Hook", url: "https://their.example.com/h" })).id;
+  theirs.pipeline = (await h.ok(other, "POST", "/pipelines", { name: "Their Pipeline", clientId: theirs.conn, schemaId: theirs.schema, webhookIds: [theirs.webhook] })).id;
 });
 
 afterAll(async () => {

@@ -1,23 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectError } from "./helpers/expect";
 import { Harness, type Reply, type TestWorkspace } from "./helpers/harness";
 
 let h: Harness;
 let ws: TestWorkspace;
 let other: TestWorkspace;
 
-function expectError(res: Reply, status: number, error: string, message?: string | RegExp) {
-  expect(res.status).toBe(status);
-  expect(Object.keys(res.body ?? {}).sort()).toEqual(["error", "message", "statusCode"]);
-  expect(res.body.statusCode).toBe(status);
-  expect(res.body.error).toBe(error);
-  if (message !== undefined) expect(res.body.message).toMatch(message);
-}
 
-async function ok(w: TestWorkspace, method: string, path: string, body?: unknown) {
-  const res = await h.api(w, method, path, body);
-  expect(res.status).toBe(200);
-  return res.body;
-}
 
 /** Neither a `secret` member nor the secret's value anywhere in a reply. */
 function expectNoSecret(body: unknown, secret: string) {
@@ -49,14 +38,14 @@ describe("create", () => {
   });
 
   test("every webhook gets its own secret", async () => {
-    const a = await ok(ws, "POST", "/webhooks", { name: "A", url: "https://hooks.example.com/a" });
-    const b = await ok(ws, "POST", "/webhooks", { name: "A", url: "https://hooks.example.com/a" });
+    const a = await h.ok(ws, "POST", "/webhooks", { name: "A", url: "https://hooks.example.com/a" });
+    const b = await h.ok(ws, "POST", "/webhooks", { name: "A", url: "https://hooks.example.com/a" });
     expect(a.id).not.toBe(b.id);
     expect(a.secret).not.toBe(b.secret);
   });
 
   test("can be created inactive, and http URLs with ports and query strings are accepted", async () => {
-    const w = await ok(ws, "POST", "/webhooks", { name: "Paused", url: "http://hooks.example.com:8080/in?team=ops", isActive: false });
+    const w = await h.ok(ws, "POST", "/webhooks", { name: "Paused", url: "http://hooks.example.com:8080/in?team=ops", isActive: false });
     expect(w.isActive).toBe(false);
     expect(w.url).toBe("http://hooks.example.com:8080/in?team=ops");
   });
@@ -64,27 +53,27 @@ describe("create", () => {
 
 describe("reads never return the secret", () => {
   test("GET, list and PATCH replies carry the webhook but not its secret", async () => {
-    const created = await ok(ws, "POST", "/webhooks", { name: "Quiet", url: "https://hooks.example.com/quiet" });
+    const created = await h.ok(ws, "POST", "/webhooks", { name: "Quiet", url: "https://hooks.example.com/quiet" });
     const { secret, ...rest } = created;
 
-    const got = await ok(ws, "GET", `/webhooks/${created.id}`);
+    const got = await h.ok(ws, "GET", `/webhooks/${created.id}`);
     expect(got).toEqual(rest);
     expectNoSecret(got, secret);
 
-    const list = await ok(ws, "GET", "/webhooks?limit=100");
+    const list = await h.ok(ws, "GET", "/webhooks?limit=100");
     expect(list.data.find((x: { id: string }) => x.id === created.id)).toEqual(rest);
     expectNoSecret(list, secret);
 
-    const patched = await ok(ws, "PATCH", `/webhooks/${created.id}`, { name: "Quiet (renamed)" });
+    const patched = await h.ok(ws, "PATCH", `/webhooks/${created.id}`, { name: "Quiet (renamed)" });
     expect(patched.name).toBe("Quiet (renamed)");
     expectNoSecret(patched, secret);
   });
 
   test("a linked pipeline shows only id, name and url of the webhook", async () => {
-    const hook = await ok(ws, "POST", "/webhooks", { name: "Linked", url: "https://hooks.example.com/linked" });
-    const conn = await ok(ws, "POST", "/connections", { name: "Feed", type: "SFTP", useHostedSFTP: true });
-    const schema = await ok(ws, "POST", "/schemas", { name: "Rows", definition: { type: "object", properties: {} } });
-    const p = await ok(ws, "POST", "/pipelines", { name: "P", clientId: conn.id, schemaId: schema.id, webhookIds: [hook.id] });
+    const hook = await h.ok(ws, "POST", "/webhooks", { name: "Linked", url: "https://hooks.example.com/linked" });
+    const conn = await h.ok(ws, "POST", "/connections", { name: "Feed", type: "SFTP", useHostedSFTP: true });
+    const schema = await h.ok(ws, "POST", "/schemas", { name: "Rows", definition: { type: "object", properties: {} } });
+    const p = await h.ok(ws, "POST", "/pipelines", { name: "P", clientId: conn.id, schemaId: schema.id, webhookIds: [hook.id] });
     expect(p.webhooks).toEqual([{ id: hook.id, name: "Linked", url: "https://hooks.example.com/linked" }]);
     expectNoSecret(p, hook.secret);
   });
@@ -96,52 +85,52 @@ describe("list, update, delete", () => {
     const ids: string[] = [];
     for (const n of [1, 2, 3]) {
       h.clock.advance(1000);
-      ids.push((await ok(lw, "POST", "/webhooks", { name: `Hook ${n}`, url: `https://hooks.example.com/${n}` })).id);
+      ids.push((await h.ok(lw, "POST", "/webhooks", { name: `Hook ${n}`, url: `https://hooks.example.com/${n}` })).id);
     }
-    const all = await ok(lw, "GET", "/webhooks");
+    const all = await h.ok(lw, "GET", "/webhooks");
     expect(all.data.map((w: { id: string }) => w.id)).toEqual([...ids].reverse());
     expect(all.pagination).toEqual({ page: 1, limit: 20, total: 3, totalPages: 1 });
 
-    const p1 = await ok(lw, "GET", "/webhooks?limit=2");
-    const p2 = await ok(lw, "GET", "/webhooks?limit=2&page=2");
+    const p1 = await h.ok(lw, "GET", "/webhooks?limit=2");
+    const p2 = await h.ok(lw, "GET", "/webhooks?limit=2&page=2");
     expect(p1.pagination).toEqual({ page: 1, limit: 2, total: 3, totalPages: 2 });
     expect(p2.pagination).toEqual({ page: 2, limit: 2, total: 3, totalPages: 2 });
     expect([...p1.data, ...p2.data].map((w: { id: string }) => w.id)).toEqual([...ids].reverse());
 
-    const theirs = await ok(other, "GET", "/webhooks");
+    const theirs = await h.ok(other, "GET", "/webhooks");
     expect(theirs.data.map((w: { id: string }) => w.id)).not.toContain(ids[0]);
   });
 
   test("PATCH changes only the members sent; updatedAt moves", async () => {
-    const w = await ok(ws, "POST", "/webhooks", { name: "Editable", url: "https://hooks.example.com/edit" });
+    const w = await h.ok(ws, "POST", "/webhooks", { name: "Editable", url: "https://hooks.example.com/edit" });
     h.clock.advance(30_000);
-    const url = await ok(ws, "PATCH", `/webhooks/${w.id}`, { url: "https://hooks.example.com/edited" });
+    const url = await h.ok(ws, "PATCH", `/webhooks/${w.id}`, { url: "https://hooks.example.com/edited" });
     expect(url).toMatchObject({ name: "Editable", url: "https://hooks.example.com/edited", isActive: true, createdAt: w.createdAt });
     expect(url.updatedAt).toBe(h.clock.now().toISOString());
     expect(url.updatedAt).not.toBe(w.updatedAt);
 
-    const off = await ok(ws, "PATCH", `/webhooks/${w.id}`, { isActive: false });
+    const off = await h.ok(ws, "PATCH", `/webhooks/${w.id}`, { isActive: false });
     expect(off).toMatchObject({ name: "Editable", url: "https://hooks.example.com/edited", isActive: false });
 
-    const got = await ok(ws, "GET", `/webhooks/${w.id}`);
+    const got = await h.ok(ws, "GET", `/webhooks/${w.id}`);
     expect(got).toEqual(off);
   });
 
   test("DELETE removes the webhook: 404 on read, update and a second delete", async () => {
-    const w = await ok(ws, "POST", "/webhooks", { name: "Gone", url: "https://hooks.example.com/gone" });
-    expect(await ok(ws, "DELETE", `/webhooks/${w.id}`)).toEqual({ id: w.id, deleted: true });
+    const w = await h.ok(ws, "POST", "/webhooks", { name: "Gone", url: "https://hooks.example.com/gone" });
+    expect(await h.ok(ws, "DELETE", `/webhooks/${w.id}`)).toEqual({ id: w.id, deleted: true });
     expectError(await h.api(ws, "GET", `/webhooks/${w.id}`), 404, "not_found", `webhook '${w.id}' not found`);
     expectError(await h.api(ws, "PATCH", `/webhooks/${w.id}`, { name: "x" }), 404, "not_found");
     expectError(await h.api(ws, "DELETE", `/webhooks/${w.id}`), 404, "not_found");
-    const list = await ok(ws, "GET", "/webhooks?limit=100");
+    const list = await h.ok(ws, "GET", "/webhooks?limit=100");
     expect(list.data.map((x: { id: string }) => x.id)).not.toContain(w.id);
   });
 });
 
 describe("refused requests", () => {
   test("an invalid url is a 400 naming url, on create and on PATCH, and nothing changes", async () => {
-    const w = await ok(ws, "POST", "/webhooks", { name: "Stable", url: "https://hooks.example.com/stable" });
-    const before = await ok(ws, "GET", "/webhooks?limit=100");
+    const w = await h.ok(ws, "POST", "/webhooks", { name: "Stable", url: "https://hooks.example.com/stable" });
+    const before = await h.ok(ws, "GET", "/webhooks?limit=100");
     for (const url of ["not a url", "ftp://hooks.example.com/x", "/relative/path", "", 42]) {
       expectError(await h.api(ws, "POST", "/webhooks", { name: "Bad", url }), 400, "invalid_input", /^url: /);
       expectError(await h.api(ws, "PATCH", `/webhooks/${w.id}`, { name: "Changed?", url }), 400, "invalid_input", /^url: /);
@@ -154,11 +143,11 @@ describe("refused requests", () => {
       "invalid_input",
       "isActiv: unknown member (check its spelling)",
     );
-    expect(await ok(ws, "GET", "/webhooks?limit=100")).toEqual(before);
+    expect(await h.ok(ws, "GET", "/webhooks?limit=100")).toEqual(before);
   });
 
   test("unknown and other workspaces' webhooks are 404 on every route", async () => {
-    const mine = await ok(ws, "POST", "/webhooks", { name: "Private", url: "https://hooks.example.com/private" });
+    const mine = await h.ok(ws, "POST", "/webhooks", { name: "Private", url: "https://hooks.example.com/private" });
     for (const [w, id] of [
       [ws, "wh_nope"],
       [other, mine.id],
@@ -168,6 +157,6 @@ describe("refused requests", () => {
       expectError(await h.api(w, "DELETE", `/webhooks/${id}`), 404, "not_found");
     }
     const { secret: _, ...rest } = mine;
-    expect(await ok(ws, "GET", `/webhooks/${mine.id}`)).toEqual(rest);
+    expect(await h.ok(ws, "GET", `/webhooks/${mine.id}`)).toEqual(rest);
   });
 });

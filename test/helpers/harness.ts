@@ -1,3 +1,4 @@
+import { expect } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -102,6 +103,13 @@ export class Harness {
   /** REST under the latest version, the common case in tests. */
   api<T = any>(ws: TestWorkspace, method: string, path: string, body?: unknown) {
     return this.request<T>(method, path, { key: ws.apiKey, body, version: "2026-05-25" });
+  }
+
+  /** REST under the latest version, expecting success: the reply's body. */
+  async ok<T = any>(ws: TestWorkspace, method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.api<T>(ws, method, path, body);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body;
   }
 
   async graphql<T = any>(key: string | null, query: string, variables?: Record<string, unknown>) {
