@@ -80,4 +80,3 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
   return app;
 }
 
-export type HttpApp = ReturnType<typeof createHttpApp>;

@@ -56,7 +56,7 @@ function fail(message: string): never {
   throw new AppError("invalid_input", message);
 }
 
-export function pickValidator(definition: Record<string, unknown>) {
+function pickValidator(definition: Record<string, unknown>) {
   const declared = definition.$schema;
   if (declared === undefined || declared === DRAFT_2020 || declared === `${DRAFT_2020}#`) return ajv2020;
   if (typeof declared === "string" && DRAFT_07.test(declared)) return ajv07;
