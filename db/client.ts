@@ -30,6 +30,8 @@ export type Dialect = "sqlite" | "pg";
 
 export interface Database {
   readonly dialect: Dialect;
+  /** Postgres: the connection URL, for what needs a connection of its own (LISTEN/NOTIFY, the job queue). */
+  readonly url?: string;
   readonly t: Tables;
   readonly read: Reader;
   tx<T>(fn: (w: Writer) => Promise<T>): Promise<T>;
@@ -109,6 +111,7 @@ export async function openPostgres(url: string, opts: PgOptions = {}): Promise<D
   }
   return {
     dialect: "pg",
+    url,
     t: pgSchema,
     read: db,
     tx: (fn) => db.transaction((tx) => fn(tx)),

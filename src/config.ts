@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
 
@@ -33,6 +34,14 @@ const Env = z.object({
     .regex(/^[a-z0-9.-]+$/i, "must be a domain name")
     .default("inbound.localhost"),
   MAX_JSON_BODY_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").default(1024 * 1024),
+  /** Bun Worker threads that parse, map and validate files; default one per core. */
+  WORKERS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(64, "must be at most 64").optional(),
+  /** Jobs one instance runs at once (runs, deliveries); default twice WORKERS. */
+  JOB_CONCURRENCY: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(256, "must be at most 256").optional(),
+  /** Largest file accepted by POST /pipelines/{id}/runs. */
+  MAX_UPLOAD_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").default(5 * 1024 ** 3),
+  /** Lifetime of presigned file links, in seconds. */
+  FILE_LINK_TTL_SECONDS: z.coerce.number().int().min(1, "must be at least 1").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(3600),
 });
 
 export interface Config {
@@ -48,6 +57,10 @@ export interface Config {
   sftpHost: string;
   emailDomain: string;
   maxJsonBodyBytes: number;
+  workers: number;
+  jobConcurrency: number;
+  maxUploadBytes: number;
+  fileLinkTtlSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -83,5 +96,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     sftpHost: e.SFTP_HOST ?? new URL(publicUrl).hostname,
     emailDomain: e.EMAIL_DOMAIN.toLowerCase(),
     maxJsonBodyBytes: e.MAX_JSON_BODY_BYTES,
+    workers: e.WORKERS ?? Math.max(1, availableParallelism()),
+    jobConcurrency: e.JOB_CONCURRENCY ?? 2 * (e.WORKERS ?? Math.max(1, availableParallelism())),
+    maxUploadBytes: e.MAX_UPLOAD_BYTES,
+    fileLinkTtlSeconds: e.FILE_LINK_TTL_SECONDS,
   };
 }

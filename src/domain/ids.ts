@@ -10,6 +10,9 @@ export const ID_PREFIXES = {
   pipeline: "pipe",
   webhook: "wh",
   run: "run",
+  job: "job",
+  upload: "upl",
+  event: "evt",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -5,3 +5,4 @@ export * from "./connections";
 export * from "./schemas";
 export * from "./pipelines";
 export * from "./webhooks";
+export * from "./pipeline-runs";

@@ -1,0 +1,70 @@
+/**
+ * The object store: where originals, processed files, rejects and (later)
+ * documents live. Two implementations behind this one interface: local disk
+ * under DATA_DIR (the embedded default) and S3. Keys are `/`-separated
+ * paths without a leading slash; callers build them (src/adapters/storage/keys.ts).
+ */
+export type Body = Uint8Array | string | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  etag: string;
+  contentType: string;
+  updatedAt: Date;
+}
+
+export interface PresignOptions {
+  method: "GET" | "PUT";
+  /** Seconds the link stays valid. */
+  expiresIn: number;
+  /** GET: served as an attachment with this name. */
+  filename?: string;
+  /** PUT: the content type the uploader must send; GET: the type served. */
+  contentType?: string;
+}
+
+export interface MultipartUpload {
+  uploadId: string;
+  key: string;
+}
+
+export interface CompletedPart {
+  partNumber: number;
+  etag: string;
+}
+
+export interface ObjectStore {
+  readonly kind: "local" | "s3";
+  /** Writes the whole body, atomically: readers see the old object or the new one, never half of it. */
+  put(key: string, body: Body, opts?: { contentType?: string }): Promise<ObjectInfo>;
+  /** The object's bytes, streamed; null when it does not exist. `range` is inclusive, as HTTP ranges are. */
+  get(key: string, opts?: { range?: { start: number; end?: number } }): Promise<ReadableStream<Uint8Array> | null>;
+  stat(key: string): Promise<ObjectInfo | null>;
+  /** Objects whose key starts with `prefix`, in key order, a page at a time. */
+  list(prefix: string, opts?: { after?: string; limit?: number; delimiter?: string }): Promise<{ objects: ObjectInfo[]; prefixes: string[]; next: string | null }>;
+  copy(from: string, to: string): Promise<void>;
+  move(from: string, to: string): Promise<void>;
+  /** Deleting a missing object is not an error. */
+  delete(key: string): Promise<void>;
+  deletePrefix(prefix: string): Promise<number>;
+  /** A URL that a plain HTTP client can use without the API key. */
+  presign(key: string, opts: PresignOptions): Promise<string>;
+  createMultipart(key: string, opts?: { contentType?: string }): Promise<MultipartUpload>;
+  presignPart(upload: MultipartUpload, partNumber: number, expiresIn: number): Promise<string>;
+  completeMultipart(upload: MultipartUpload, parts: CompletedPart[]): Promise<ObjectInfo>;
+  abortMultipart(upload: MultipartUpload): Promise<void>;
+}
+
+/** Serialisable settings, so a worker thread can open the same store. */
+export type StorageConfig =
+  | { kind: "local"; root: string; publicUrl: string; signingKey: string }
+  | {
+      kind: "s3";
+      bucket: string;
+      region: string;
+      endpoint?: string;
+      forcePathStyle?: boolean;
+      accessKeyId?: string;
+      secretAccessKey?: string;
+    };

@@ -1,0 +1,97 @@
+import type { RowError, RunCounts, RunMetadata } from "../domain/runs";
+import type { PipelineMappings } from "../services/pipelines/shapes";
+import type { StorageConfig } from "../adapters/storage/port";
+
+/**
+ * The engine's contract: bytes in, records out, mapped, validated, written.
+ * Pure and streaming: nothing here touches the database; the worker thread
+ * (src/engine/worker.ts) reads and writes through the object store.
+ */
+export const INPUT_FORMATS = ["csv", "tsv", "xlsx", "json", "ndjson", "xml"] as const;
+export type InputFormat = (typeof INPUT_FORMATS)[number];
+export type OutputFormat = "json" | "csv" | "xml";
+
+/** One record as read: column name -> value (text for CSV/TSV/XLSX, any JSON value for JSON/NDJSON/XML). */
+export type SourceRecord = Record<string, unknown>;
+
+export interface ParseLimits {
+  /** Largest single record (a CSV line, an NDJSON line, a JSON/XML record) in bytes. */
+  maxRecordBytes: number;
+  /** Most columns a record may have. */
+  maxColumns: number;
+}
+
+export const DEFAULT_LIMITS: ParseLimits = { maxRecordBytes: 16 * 1024 * 1024, maxColumns: 5000 };
+
+export interface ParseOptions {
+  /** The file's name, for format and gzip detection by extension. */
+  filename: string;
+  /** From mappings.options; detected from the extension and the content when absent. */
+  format?: InputFormat;
+  delimiter?: string;
+  quote?: string;
+  headerRow?: boolean;
+  skipEmptyLines?: boolean;
+  encoding?: "utf-8" | "utf-16le" | "latin1" | "windows-1252";
+  /** JSON/XML: dotted path to the repeated record. */
+  recordPath?: string;
+  /** XLSX: the sheet to read (default the first). */
+  sheet?: string;
+  limits?: Partial<ParseLimits>;
+}
+
+/** What the parser found out about the input, once it is read. */
+export interface ParseSummary {
+  format: InputFormat;
+  encoding?: string;
+  gzip: boolean;
+  /** Column names in file order (CSV/TSV/XLSX header; first-seen keys otherwise). */
+  columns: string[];
+}
+
+/**
+ * An input the engine cannot read: malformed, too large a record, empty.
+ * The message is for a person and says what to fix; the run fails with it.
+ */
+export class EngineInputError extends Error {
+  override readonly name = "EngineInputError";
+}
+
+export interface SchemaRef {
+  id: string;
+  /** Changes whenever the definition changes (e.g. updatedAt as ISO text); the compiled validator is cached by id + version. */
+  version: string;
+  definition: Record<string, unknown>;
+}
+
+/** One job for the engine: read the original, write the processed file (and rejects), report. */
+export interface ProcessRequest {
+  runId: string;
+  filename: string;
+  storage: StorageConfig;
+  originalKey: string;
+  processedKey: string;
+  rejectsKey: string;
+  outputFormat: OutputFormat;
+  mappings: PipelineMappings;
+  schema: SchemaRef;
+}
+
+export interface ProcessOutcome {
+  /** false: the run fails with `errorMessage` (and nothing is left at processedKey). */
+  ok: boolean;
+  errorMessage?: string;
+  counts: RunCounts;
+  /** The first invalid rows (at most 20). */
+  errors: RowError[];
+  input?: RunMetadata["input"];
+  processed: { key: string; size: number; rows: number; format: OutputFormat; mimetype: string } | null;
+  rejects: { key: string; size: number; rows: number } | null;
+  processMs: number;
+}
+
+/** Runs ProcessRequests on Bun Worker threads so the HTTP server never waits on a file. */
+export interface EnginePool {
+  process(req: ProcessRequest, signal?: AbortSignal): Promise<ProcessOutcome>;
+  close(): Promise<void>;
+}
