@@ -2,6 +2,7 @@ import { createGraphqlHandler } from "../graphql/yoga";
 import { createTrpcHandler } from "../trpc/handler";
 import { createServiceContext, type ServiceOptions } from "./context";
 import { createHttpApp } from "./http/app";
+import { jobDefinitions } from "./jobs/definitions";
 import pkg from "../package.json" with { type: "json" };
 
 /** The composition root: REST, GraphQL and tRPC mounted over the same services. */
@@ -9,6 +10,10 @@ export async function createService(opts: ServiceOptions) {
   const { config } = opts;
   const svc = await createServiceContext(opts);
   const db = svc.db;
+  if (opts.startJobs !== false) {
+    const { definitions, crons } = jobDefinitions(svc);
+    await svc.queue.start(definitions, crons);
+  }
   const http = createHttpApp(
     svc,
     { graphql: createGraphqlHandler(svc, config), trpc: createTrpcHandler(svc, config) },
@@ -17,7 +22,14 @@ export async function createService(opts: ServiceOptions) {
   return {
     svc,
     http,
+    /** Stops claiming jobs and lets those in hand finish (or hands them back), then stops workers and the event bus. */
+    async stop() {
+      await svc.queue.stop();
+      await svc.engine.close();
+      await svc.events.close();
+    },
     async close() {
+      await this.stop();
       await db.close();
     },
   };

@@ -1,7 +1,11 @@
 import { type Database, openDatabase } from "../db/client";
 import { createSecretBox, loadOrCreateKeyFile } from "./adapters/crypto/secret-box";
 import type { SftpClientPort } from "./adapters/sftp/port";
+import { createEventBus } from "./adapters/events";
 import { tcpProbe } from "./adapters/sftp/tcp-probe";
+import { createObjectStore, storageConfigFrom } from "./adapters/storage";
+import { createEnginePool } from "./engine/pool";
+import { createJobQueue } from "./jobs";
 import type { Config } from "./config";
 import { type Clock, systemClock } from "./domain/clock";
 import { createLogger, type Logger } from "./logger";
@@ -13,22 +17,37 @@ export interface ServiceOptions {
   log?: Logger;
   db?: Database;
   sftp?: SftpClientPort;
+  /** false: do not claim jobs (the admin CLI, tests that drive jobs by hand). Default true. */
+  startJobs?: boolean;
 }
 
 /** The adapters, wired once; the admin CLI uses this alone, the service mounts its transports on it. */
 export async function createServiceContext(opts: ServiceOptions): Promise<ServiceContext> {
   const { config } = opts;
+  const db = opts.db ?? (await openDatabase(config.database));
+  const clock = opts.clock ?? systemClock;
+  const log = opts.log ?? createLogger(config.logLevel);
+  const encryptionKey = config.encryptionKey ?? loadOrCreateKeyFile(config.dataDir);
+  const storageConfig = storageConfigFrom(config, encryptionKey);
   return {
-    db: opts.db ?? (await openDatabase(config.database)),
-    clock: opts.clock ?? systemClock,
-    secrets: createSecretBox(config.encryptionKey ?? loadOrCreateKeyFile(config.dataDir)),
-    log: opts.log ?? createLogger(config.logLevel),
+    db,
+    clock,
+    secrets: createSecretBox(encryptionKey),
+    log,
     sftp: opts.sftp ?? tcpProbe,
+    storage: createObjectStore(storageConfig),
+    storageConfig,
+    queue: await createJobQueue({ db, log, clock, concurrency: config.jobConcurrency }),
+    events: await createEventBus({ db, log }),
+    // Worker threads start on first use, so the admin CLI never spawns them.
+    engine: createEnginePool({ size: config.workers }),
     settings: {
       publicUrl: config.publicUrl,
       sftpHost: config.sftpHost,
       sftpPort: config.sftpPort,
       emailDomain: config.emailDomain,
+      fileLinkTtlSeconds: config.fileLinkTtlSeconds,
+      maxUploadBytes: config.maxUploadBytes,
     },
   };
 }

@@ -1,6 +1,10 @@
 import type { Database } from "../../db/client";
 import type { SecretBox } from "../adapters/crypto/secret-box";
+import type { EventBus } from "../adapters/events/port";
 import type { SftpClientPort } from "../adapters/sftp/port";
+import type { ObjectStore, StorageConfig } from "../adapters/storage/port";
+import type { EnginePool } from "../engine/types";
+import type { JobQueue } from "../jobs/port";
 import type { Clock } from "../domain/clock";
 import type { ApiVersion } from "../domain/versions";
 import type { Logger } from "../logger";
@@ -12,11 +16,23 @@ export interface ServiceContext {
   secrets: SecretBox;
   log: Logger;
   sftp: SftpClientPort;
+  /** Originals, processed files, rejects; local disk or S3. */
+  storage: ObjectStore;
+  /** The same store's settings, handed to worker threads so they open it themselves. */
+  storageConfig: StorageConfig;
+  /** Durable jobs; enqueue inside the transaction that causes the job. */
+  queue: JobQueue;
+  /** Run-status events for live subscriptions (in process, and across instances on Postgres). */
+  events: EventBus;
+  /** Parse/map/validate on worker threads. */
+  engine: EnginePool;
   settings: {
     publicUrl: string;
     sftpHost: string;
     sftpPort: number;
     emailDomain: string;
+    fileLinkTtlSeconds: number;
+    maxUploadBytes: number;
   };
 }
 

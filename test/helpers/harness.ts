@@ -48,7 +48,7 @@ export class Harness {
     private readonly encryptionKey: string,
   ) {}
 
-  static async start(opts: { sftp?: SftpClientPort; env?: Record<string, string> } = {}): Promise<Harness> {
+  static async start(opts: { sftp?: SftpClientPort; env?: Record<string, string>; startJobs?: boolean } = {}): Promise<Harness> {
     const dataDir = mkdtempSync(join(tmpdir(), "fps-data-"));
     const database = await freshDatabase(dataDir);
     const encryptionKey = randomBytes(32).toString("base64");
@@ -60,7 +60,7 @@ export class Harness {
       ...opts.env,
     });
     const clock = new ManualClock(NOW);
-    const service = await createService({ config, clock, db: database.db, log: createLogger("silent"), sftp: opts.sftp });
+    const service = await createService({ config, clock, db: database.db, log: createLogger("silent"), sftp: opts.sftp, startJobs: opts.startJobs });
     return new Harness(service, clock, database, dataDir, encryptionKey);
   }
 
@@ -124,6 +124,7 @@ export class Harness {
   }
 
   async close(): Promise<void> {
+    await this.service.stop();
     await this.database.drop();
     rmSync(this.dataDir, { recursive: true, force: true });
   }
