@@ -11,6 +11,11 @@ export interface RunEvent {
   status: RunStatus;
   previousStatus: RunStatus | null;
   at: string;
+  /**
+   * Set only on delivery: how many earlier events this subscriber lost
+   * because it read too slowly (its buffer keeps the newest events).
+   */
+  missed?: number;
 }
 
 export interface RunEventFilter {
