@@ -9,6 +9,7 @@ import { buildDocument, type DocumentedRoute, docsPage } from "./openapi";
 import { connectionRoutes } from "./routes/connections";
 import { pipelineRoutes } from "./routes/pipelines";
 import { schemaRoutes } from "./routes/schemas";
+import { storageRoutes } from "./routes/storage";
 import { webhookRoutes } from "./routes/webhooks";
 import { AppError } from "../domain/errors";
 
@@ -71,6 +72,8 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
     })
     .all("/graphql", ({ request }) => mounts.graphql(request), { parse: "none" })
     .all("/trpc/*", ({ request }) => mounts.trpc(request), { parse: "none" })
+    // Before the REST routes: their key check is global to routes mounted after them, and a signed link needs no key.
+    .use(storageRoutes(svc))
     .use(connectionRoutes(svc, http))
     .use(schemaRoutes(svc, http))
     .use(pipelineRoutes(svc, http))
