@@ -1,0 +1,108 @@
+import { EngineInputError } from "../types";
+
+/** Source chunks larger than this are cut so that decoding and record limits work in bounded steps. */
+const MAX_CHUNK = 512 * 1024;
+
+/**
+ * Pull-based reader over the source: `peek` looks at the first bytes without
+ * losing them, `chunks` then replays them and continues with the source, one
+ * source chunk per request, so nothing is read ahead of the consumer.
+ */
+export class ByteReader {
+  private readonly it: AsyncIterator<Uint8Array>;
+  private head: Uint8Array[] = [];
+  private headBytes = 0;
+  private ended = false;
+
+  constructor(source: AsyncIterable<Uint8Array>) {
+    this.it = source[Symbol.asyncIterator]();
+  }
+
+  async peek(n: number): Promise<Uint8Array> {
+    while (this.headBytes < n && !this.ended) {
+      const r = await this.it.next();
+      if (r.done) this.ended = true;
+      else if (r.value.byteLength > 0) {
+        this.head.push(r.value);
+        this.headBytes += r.value.byteLength;
+      }
+    }
+    if (this.head.length > 1) this.head = [concat(this.head, this.headBytes)];
+    const first = this.head[0] ?? new Uint8Array(0);
+    return first.byteLength > n ? first.subarray(0, n) : first;
+  }
+
+  async *chunks(): AsyncGenerator<Uint8Array> {
+    try {
+      const head = this.head;
+      this.head = [];
+      for (const c of head) yield* split(c);
+      while (!this.ended) {
+        const r = await this.it.next();
+        if (r.done) break;
+        yield* split(r.value);
+      }
+    } finally {
+      // An early stop (an error downstream, a consumer that quits) releases the source.
+      if (!this.ended) {
+        this.ended = true;
+        await this.it.return?.();
+      }
+    }
+  }
+}
+
+function* split(chunk: Uint8Array): Generator<Uint8Array> {
+  if (chunk.byteLength <= 2 * MAX_CHUNK) {
+    if (chunk.byteLength > 0) yield chunk;
+    return;
+  }
+  for (let i = 0; i < chunk.byteLength; i += MAX_CHUNK) yield chunk.subarray(i, i + MAX_CHUNK);
+}
+
+function concat(parts: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+export function isGzip(head: Uint8Array): boolean {
+  return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
+}
+
+/** Gzip decompressed as it is read (the platform's DecompressionStream), pulled like the source. */
+export async function* gunzip(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const it = chunks[Symbol.asyncIterator]();
+  // highWaterMark 0: a source chunk is pulled only when the decompressor wants one.
+  const compressed = new ReadableStream<BufferSource>(
+    {
+      async pull(ctrl) {
+        const r = await it.next();
+        if (r.done) ctrl.close();
+        else ctrl.enqueue(r.value);
+      },
+      async cancel() {
+        await it.return?.();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  const stream = compressed.pipeThrough(new DecompressionStream("gzip"));
+  let inflated = 0;
+  try {
+    for await (const c of stream as unknown as AsyncIterable<Uint8Array>) {
+      inflated += c.byteLength;
+      yield* split(c);
+    }
+  } catch (err) {
+    if (err instanceof EngineInputError) throw err;
+    throw new EngineInputError(
+      `The file is gzip-compressed but cannot be decompressed after ${inflated} bytes of content ` +
+        `(${(err as Error).message || "corrupt or truncated data"}). Send the complete .gz file again, or send it uncompressed.`,
+    );
+  }
+}

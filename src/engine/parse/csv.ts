@@ -1,0 +1,138 @@
+import Papa from "papaparse";
+import { EngineInputError, type ParseLimits, type SourceRecord } from "../types";
+import { BATCH_SIZE, RecordBuilder, RowNotes, checkColumns, columnNames, mib, positionalName } from "./records";
+
+export interface DelimitedOptions {
+  delimiter: string;
+  newline: "\n" | "\r\n" | "\r";
+  quote: string;
+  headerRow: boolean;
+  skipEmptyLines: boolean;
+  limits: ParseLimits;
+}
+
+/** Delimiters tried when none is set: papaparse's guess over the first rows. */
+const GUESSED_DELIMITERS = [",", ";", "\t", "|"];
+
+/** Delimiter and line ending from a sample of the text, by papaparse's own guessing. */
+export function sniffDelimited(sample: string, quote: string, delimiter?: string): { delimiter: string; newline: "\n" | "\r\n" | "\r" } {
+  // The last line of a sample is usually cut; leave it out of the guess.
+  const cut = sample.lastIndexOf("\n");
+  const text = cut > 0 ? sample.slice(0, cut + 1) : sample;
+  const res = Papa.parse<string[]>(text, {
+    preview: 50,
+    quoteChar: quote,
+    delimiter: delimiter ?? "",
+    delimitersToGuess: GUESSED_DELIMITERS,
+    skipEmptyLines: true,
+  });
+  const nl = res.meta.linebreak;
+  return {
+    delimiter: delimiter ?? res.meta.delimiter ?? ",",
+    newline: nl === "\r\n" || nl === "\r" ? nl : "\n",
+  };
+}
+
+/** papaparse's chunk-level parser (exported as Papa.Parser, untyped in @types/papaparse). */
+interface ChunkParser {
+  parse(input: string, baseIndex: number, ignoreLastRow: boolean): {
+    data: string[][];
+    errors: { code: string; row?: number }[];
+    meta: { cursor: number };
+  };
+}
+const ChunkParserClass = (Papa as unknown as { Parser: new (config: object) => ChunkParser }).Parser;
+
+/**
+ * CSV/TSV records, streaming: each text piece is handed to papaparse's chunk
+ * parser as arrays (header:false, the fast path), the unfinished last row
+ * carried into the next piece, and records built here from the header.
+ */
+export async function* parseDelimited(
+  text: AsyncIterable<string>,
+  opts: DelimitedOptions,
+  onColumns: (columns: string[]) => void,
+  notes: RowNotes,
+): AsyncGenerator<SourceRecord[]> {
+  const { limits } = opts;
+  const parser = new ChunkParserClass({ delimiter: opts.delimiter, newline: opts.newline, quoteChar: opts.quote });
+  const builder = new RecordBuilder(notes);
+  let columns: string[] | null = null;
+  let partial = "";
+  let base = 0;
+  let records = 0;
+  let batch: SourceRecord[] = [];
+
+  const take = (rows: string[][], checkSize: boolean): void => {
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r]!;
+      if (opts.skipEmptyLines && row[0] === "" && isBlank(row)) continue;
+      if (row.length > limits.maxColumns) checkColumns(row.length, limits, columns ? `Record ${records + 1}` : "The header row");
+      if (checkSize) checkRowSize(row, records + 1, opts.delimiter.length, limits);
+      if (columns === null) {
+        if (opts.headerRow) {
+          columns = columnNames(row);
+          builder.setColumns(columns);
+          onColumns(columns);
+          continue;
+        }
+        columns = row.map((_, i) => positionalName(i + 1));
+        builder.setColumns(columns);
+        onColumns(columns);
+      }
+      records++;
+      batch.push(builder.build(row, records));
+    }
+  };
+
+  for await (const piece of text) {
+    const input = partial.length > 0 ? partial + piece : piece;
+    const res = parser.parse(input, base, true);
+    take(res.data, input.length > limits.maxRecordBytes);
+    partial = input.slice(res.meta.cursor - base);
+    base = res.meta.cursor;
+    if (partial.length > limits.maxRecordBytes) {
+      throw new EngineInputError(
+        `Record ${records + 1} (starting at character ${base}) is longer than ${mib(limits.maxRecordBytes)} (limits.maxRecordBytes) ` +
+          "and is not finished: a quote that is never closed, or a file without line breaks? " +
+          "Check mappings.options.quote and mappings.options.delimiter.",
+      );
+    }
+    if (batch.length >= BATCH_SIZE) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (partial.length > 0) {
+    const res = parser.parse(partial, base, false);
+    const unclosed = res.errors.find((e) => e.code === "MissingQuotes");
+    if (unclosed) {
+      throw new EngineInputError(
+        `Record ${records + 1 + (unclosed.row ?? 0)} has a quoted field that is never closed before the end of the file ` +
+          "(a truncated file, or a stray quote character? Set mappings.options.quote if the file uses another quote).",
+      );
+    }
+    take(res.data, partial.length > limits.maxRecordBytes);
+  }
+  if (columns === null) {
+    throw new EngineInputError("The file has no rows: it is empty or holds only blank lines.");
+  }
+  if (batch.length > 0) yield batch;
+}
+
+function isBlank(row: readonly string[]): boolean {
+  for (let i = 0; i < row.length; i++) if (row[i] !== "") return false;
+  return true;
+}
+
+/** Only when a parsed piece is larger than the limit can one of its rows be: then each is measured. */
+function checkRowSize(row: readonly string[], recordNo: number, delimiterLength: number, limits: ParseLimits): void {
+  let size = (row.length - 1) * delimiterLength;
+  for (let i = 0; i < row.length; i++) size += row[i]!.length;
+  if (size > limits.maxRecordBytes) {
+    throw new EngineInputError(
+      `Record ${recordNo} is longer than ${mib(limits.maxRecordBytes)} (limits.maxRecordBytes). ` +
+        "Check mappings.options.quote and mappings.options.delimiter, or split the record.",
+    );
+  }
+}

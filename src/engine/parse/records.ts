@@ -1,0 +1,107 @@
+import { EngineInputError, type ParseLimits, type SourceRecord } from "../types";
+
+/** Records per yielded batch: big enough to amortise the async hop, small enough to keep a batch's memory modest. */
+export const BATCH_SIZE = 4096;
+
+/** How many ragged-row notes a summary keeps; the count goes on past it. */
+const MAX_WARNINGS = 20;
+
+/** Name of the n-th column (1-based) when a file has no header or a header cell is empty. */
+export function positionalName(position: number): string {
+  return `column_${position}`;
+}
+
+export function mib(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${+(bytes / (1024 * 1024)).toFixed(2)} MiB` : `${bytes} bytes`;
+}
+
+/**
+ * Header cells to column names: trimmed, empty ones named by position,
+ * repeats suffixed `_2`, `_3`... so no value is lost to a duplicate key.
+ */
+export function columnNames(header: readonly unknown[]): string[] {
+  const seen = new Set<string>();
+  const names: string[] = [];
+  header.forEach((cell, i) => {
+    const base = cell === null || cell === undefined ? "" : String(cell).trim();
+    let name = base === "" ? positionalName(i + 1) : base;
+    for (let n = 2; seen.has(name); n++) name = `${base === "" ? positionalName(i + 1) : base}_${n}`;
+    seen.add(name);
+    names.push(name);
+  });
+  return names;
+}
+
+export function checkColumns(count: number, limits: ParseLimits, where: string): void {
+  if (count > limits.maxColumns) {
+    throw new EngineInputError(
+      `${where} has ${count} columns; at most ${limits.maxColumns} are accepted (limits.maxColumns). ` +
+        "Check the delimiter (mappings.options.delimiter) or split the file.",
+    );
+  }
+}
+
+/** What the parsers note about rows they keep although they do not fit the header. */
+export class RowNotes {
+  raggedRows = 0;
+  readonly warnings: string[] = [];
+
+  ragged(recordNo: number, fields: number, columns: number): void {
+    this.raggedRows++;
+    if (this.warnings.length < MAX_WARNINGS) {
+      this.warnings.push(`record ${recordNo} has ${fields} fields, the header has ${columns}`);
+    }
+  }
+}
+
+/**
+ * Turns field arrays into records keyed by the header. Short rows leave the
+ * missing columns out (validation then names them); extra non-empty fields are
+ * kept under positional names; both are counted as ragged.
+ */
+export class RecordBuilder {
+  private columns: string[] = [];
+  /** A column named `__proto__` would set the prototype on plain assignment. */
+  private unsafe = false;
+
+  constructor(private readonly notes: RowNotes) {}
+
+  setColumns(columns: string[]): void {
+    this.columns = columns;
+    this.unsafe = columns.includes("__proto__");
+  }
+
+  build(row: readonly unknown[], recordNo: number): SourceRecord {
+    const columns = this.columns;
+    const n = columns.length;
+    if (this.unsafe) return this.buildSafely(row, recordNo);
+    const rec: SourceRecord = {};
+    if (row.length === n) {
+      for (let i = 0; i < n; i++) rec[columns[i]!] = row[i];
+      return rec;
+    }
+    const m = row.length < n ? row.length : n;
+    for (let i = 0; i < m; i++) rec[columns[i]!] = row[i];
+    let ragged = row.length < n;
+    for (let i = n; i < row.length; i++) {
+      const v = row[i];
+      if (v === "" || v === null || v === undefined) continue;
+      rec[positionalName(i + 1)] = v;
+      ragged = true;
+    }
+    if (ragged) this.notes.ragged(recordNo, row.length, n);
+    return rec;
+  }
+
+  private buildSafely(row: readonly unknown[], recordNo: number): SourceRecord {
+    const rec: SourceRecord = {};
+    const n = this.columns.length;
+    for (let i = 0; i < row.length; i++) {
+      const v = row[i];
+      if (i >= n && (v === "" || v === null || v === undefined)) continue;
+      Object.defineProperty(rec, i < n ? this.columns[i]! : positionalName(i + 1), { value: v, enumerable: true, writable: true, configurable: true });
+    }
+    if (row.length !== n) this.notes.ragged(recordNo, row.length, n);
+    return rec;
+  }
+}
