@@ -8,6 +8,7 @@ import { errorBody, HTTP_STATUS, toAppError } from "./errors";
 import { buildDocument, type DocumentedRoute, docsPage } from "./openapi";
 import { connectionRoutes } from "./routes/connections";
 import { pipelineRoutes } from "./routes/pipelines";
+import { runRoutes } from "./routes/runs";
 import { schemaRoutes } from "./routes/schemas";
 import { storageRoutes } from "./routes/storage";
 import { webhookRoutes } from "./routes/webhooks";
@@ -77,6 +78,7 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
     .use(connectionRoutes(svc, http))
     .use(schemaRoutes(svc, http))
     .use(pipelineRoutes(svc, http))
+    .use(runRoutes(svc, http))
     .use(webhookRoutes(svc, http));
   routes = () =>
     app.routes.map((r) => ({ method: r.method, path: r.path, detail: r.hooks?.detail as DocumentedRoute["detail"] }));

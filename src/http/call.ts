@@ -42,6 +42,16 @@ const DEFERRED = Symbol("body read after authentication");
 const BODYLESS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"]);
 
 /**
+ * Routes that read their own body (file uploads, streamed to storage as they
+ * arrive): the caller is admitted exactly as on every other route, but the
+ * body is left unread and `input` stays undefined.
+ */
+const OWN_BODY_ROUTES = new Set<string>();
+export function readsOwnBody(method: string, route: string): void {
+  OWN_BODY_ROUTES.add(`${method} ${route}`);
+}
+
+/**
  * For every REST route: authenticate the key, choose the API version
  * (header, workspace default, service default), refuse sunset versions and
  * routes, and label the reply with the version and deprecation headers.
@@ -52,7 +62,7 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
   const migrationUrl = `${svc.settings.publicUrl}${MIGRATION_GUIDE_PATH}`;
   return new Elysia({ name: "call" })
     .onParse({ as: "global" }, () => DEFERRED)
-    .resolve({ as: "global" }, async ({ request, set, path }) => {
+    .resolve({ as: "global" }, async ({ request, set, path, route }) => {
       const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
       const now = svc.clock.now();
       // Until the header is known to be valid, replies carry the workspace's own default.
@@ -72,7 +82,7 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
         if (legacyPath) throw sunsetError("The /clients API", migrationUrl);
       }
       let input: unknown;
-      if (!BODYLESS.has(request.method)) {
+      if (!BODYLESS.has(request.method) && !OWN_BODY_ROUTES.has(`${request.method} ${route}`)) {
         const contentType = request.headers.get("content-type");
         if (!isJsonContentType(contentType)) {
           throw new AppError("unsupported_media_type", `content-type: '${contentType}' is not accepted here; send application/json`);

@@ -1,7 +1,27 @@
+import { formatIssues } from "../domain/validation";
 import type { ServiceContext } from "../services/context";
+import { giveUpRun, ProcessRunPayload, processRun, RUN_JOB, RUN_JOB_ATTEMPTS } from "../services/runs";
 import type { CronSpec, JobDefinition } from "./port";
 
-/** Every job the service runs, with the services it calls. (Filled by the runs work: process-run, ...) */
-export function jobDefinitions(_svc: ServiceContext): { definitions: JobDefinition<any>[]; crons: CronSpec[] } {
-  return { definitions: [], crons: [] };
+/** Processes one run: parse, map, validate, write (src/services/runs/process-run.ts). */
+export function processRunJob(svc: ServiceContext): JobDefinition<ProcessRunPayload> {
+  return {
+    name: RUN_JOB,
+    parse(payload) {
+      const r = ProcessRunPayload.safeParse(payload);
+      if (!r.success) throw new Error(`${RUN_JOB}: bad payload: ${formatIssues(r.error.issues)}`);
+      return r.data;
+    },
+    async handle(payload, job) {
+      await processRun(svc, { runId: payload.runId, attempt: payload.attempt, signal: job.signal });
+    },
+    async onGiveUp(payload, error) {
+      await giveUpRun(svc, { runId: payload.runId, attempt: payload.attempt, attempts: RUN_JOB_ATTEMPTS, error });
+    },
+  };
+}
+
+/** Every job the service runs, with the services it calls. */
+export function jobDefinitions(svc: ServiceContext): { definitions: JobDefinition<any>[]; crons: CronSpec[] } {
+  return { definitions: [processRunJob(svc)], crons: [] };
 }

@@ -1,0 +1,195 @@
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeWebStream } from "node:stream/web";
+import busboy from "busboy";
+import { Elysia } from "elysia";
+import { AppError } from "../../domain/errors";
+import type { ServiceContext } from "../../services/context";
+import * as runs from "../../services/runs";
+import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
+import { describe, type RouteDescription } from "../openapi";
+import { pagedList } from "./lists";
+
+const UPLOAD_ROUTE = "/pipelines/:id/runs";
+readsOwnBody("POST", UPLOAD_ROUTE);
+
+/** Multipart framing (boundaries, part headers) a file upload may add to the file's own size. */
+const MULTIPART_SLACK = 1024 * 1024;
+/** Chunk size while streaming an upload to storage. */
+const UPLOAD_CHUNK = 512 * 1024;
+
+export function runRoutes(svc: ServiceContext, http: HttpOptions) {
+  const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Pipeline runs"] });
+  return (
+    new Elysia({ name: "routes:runs" })
+      .use(callPlugin(svc, http))
+      .get(
+        "/pipeline-runs",
+        async ({ call, query }) => pagedList(await runs.listRuns(svc, { ...call, query }), (r) => runs.presentRun(r, call.version)),
+        {
+          detail: doc({
+            summary: "List pipeline runs across pipelines",
+            description: "Newest first. `connectionName` (or its deprecated alias `clientName`) matches part of the connection's name, any case.",
+            query: runs.ListRunsQuery,
+            response: { pageOf: runs.PipelineRun },
+          }),
+        },
+      )
+      // A static segment: Elysia prefers it to `/pipeline-runs/:id`, so `/pipeline-runs/delta` (files routes) stays reachable.
+      .get(
+        "/pipeline-runs/pipeline/:pipelineId",
+        async ({ call, params, query }) =>
+          pagedList(await runs.listPipelineRuns(svc, { ...call, pipelineId: params.pipelineId, query }), (r) => runs.presentRun(r, call.version)),
+        {
+          detail: doc({
+            summary: "List one pipeline's runs",
+            description: "Runs of a deleted pipeline stay listed, with `pipelineName: DELETED PIPELINE`.",
+            query: runs.ListPipelineRunsQuery,
+            response: { pageOf: runs.PipelineRun },
+          }),
+        },
+      )
+      .get("/pipeline-runs/:id", async ({ call, params }) => runs.presentRun(await runs.getRun(svc, { ...call, id: params.id }), call.version), {
+        detail: doc({ summary: "Get a pipeline run", response: { one: runs.PipelineRun } }),
+      })
+      .patch(
+        "/pipeline-runs/:id/status",
+        async ({ call, params, input }) =>
+          runs.presentRun(await runs.acknowledgeRun(svc, { ...call, id: params.id, input: input as never }), call.version),
+        {
+          detail: doc({
+            summary: "Acknowledge a pipeline run",
+            description: "Any run, whatever its status, may be acknowledged; `acknowledged` is the only status a client sets.",
+            body: runs.AcknowledgeRunInput,
+            response: { one: runs.PipelineRun },
+          }),
+        },
+      )
+      .post("/pipeline-runs/:id/retry", async ({ call, params }) => runs.presentRun(await runs.retryRun(svc, { ...call, id: params.id }), call.version), {
+        detail: doc({
+          summary: "Retry a failed pipeline run",
+          description: "A new attempt of the same run with the pipeline and schema as they are now; only a `failed` run (409 otherwise).",
+          response: { one: runs.PipelineRun },
+        }),
+      })
+      .post(
+        UPLOAD_ROUTE,
+        async ({ call, params, request }) => {
+          const maxBytes = svc.settings.maxUploadBytes;
+          const run = await receiveFile(request, maxBytes, (file) =>
+            runs.startRun(svc, {
+              workspaceId: call.actor.workspaceId,
+              pipelineId: params.id,
+              filename: file.filename,
+              mimetype: file.mimetype,
+              body: file.body,
+              source: "upload",
+              maxBytes,
+            }),
+          );
+          return runs.presentRun(run, call.version);
+        },
+        {
+          parse: "none",
+          detail: {
+            ...doc({
+              summary: "Start a run with an uploaded file",
+              description:
+                "`multipart/form-data` with the file in the field `file`; streamed to storage as it arrives (at most MAX_UPLOAD_BYTES, 413 above). " +
+                "Answers the new run (`pending`). An inactive pipeline is a 409; an outbound pipeline takes its data through outbound uploads (400).",
+              response: { one: runs.PipelineRun },
+            }),
+            requestBody: {
+              required: true,
+              content: {
+                "multipart/form-data": {
+                  schema: { type: "object", required: ["file"], properties: { file: { type: "string", format: "binary" } } },
+                },
+              },
+            },
+          },
+        },
+      )
+  );
+}
+
+interface IncomingFile {
+  filename: string;
+  mimetype: string;
+  body: AsyncIterable<Uint8Array>;
+}
+
+/**
+ * Streams the form's `file` part into `start` (which stores it) without
+ * holding it: busboy parses the multipart body as it arrives. Other parts
+ * are read past; a form without a `file` part is a 400.
+ */
+async function receiveFile<T>(request: Request, maxBytes: number, start: (file: IncomingFile) => Promise<T>): Promise<T> {
+  const contentType = request.headers.get("content-type") ?? "";
+  if (!/^multipart\/form-data\s*;/i.test(contentType)) {
+    throw new AppError(
+      "unsupported_media_type",
+      `content-type: '${contentType}' is not accepted here; send multipart/form-data with the file in the field 'file'`,
+    );
+  }
+  const declared = Number(request.headers.get("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > maxBytes + MULTIPART_SLACK) {
+    throw new AppError("payload_too_large", `file: larger than the ${maxBytes}-byte upload limit`);
+  }
+  if (!request.body) throw missingFile(false);
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers: { "content-type": contentType },
+      highWaterMark: UPLOAD_CHUNK,
+      fileHwm: UPLOAD_CHUNK,
+      limits: { fields: 100, fieldSize: 64 * 1024, parts: 200, headerPairs: 100 },
+    });
+  } catch (e) {
+    throw new AppError("invalid_input", `content-type: ${(e as Error).message}`);
+  }
+  const source = Readable.fromWeb(request.body as unknown as NodeWebStream<Uint8Array>);
+
+  return new Promise<T>((resolve, reject) => {
+    let started: Promise<T> | null = null;
+    let fileAsField = false;
+    let settled = false;
+    const fail = (e: unknown) => {
+      if (settled) return;
+      settled = true;
+      source.unpipe(parser);
+      source.destroy();
+      parser.destroy();
+      reject(e);
+    };
+    parser.on("file", (name, stream, info) => {
+      if (name !== "file" || started) {
+        stream.resume();
+        return;
+      }
+      started = start({ filename: info.filename ?? "", mimetype: info.mimeType, body: stream });
+      started.catch(fail);
+    });
+    parser.on("field", (name) => {
+      if (name === "file") fileAsField = true;
+    });
+    parser.on("close", () => {
+      if (!started) return fail(missingFile(fileAsField));
+      started.then((v) => {
+        settled = true;
+        resolve(v);
+      }, fail);
+    });
+    parser.on("error", (e) => fail(new AppError("invalid_input", `body: malformed multipart form (${(e as Error).message})`)));
+    source.on("error", fail);
+    source.pipe(parser);
+  });
+}
+
+function missingFile(sentAsField: boolean): AppError {
+  return new AppError(
+    "invalid_input",
+    sentAsField
+      ? "file: must be a file part (with a filename), not a plain form field"
+      : "file: is required; send the file as multipart/form-data in the field 'file'",
+  );
+}

@@ -1,0 +1,37 @@
+import { and, eq } from "drizzle-orm";
+import { parseInput } from "../../domain/validation";
+import type { RunStatus } from "../../domain/runs";
+import type { CallOptions, ServiceContext } from "../context";
+import { loadRun, publishStatus, type RunRecord } from "./record";
+import { AcknowledgeRunInput } from "./shapes";
+
+/**
+ * Any run may be acknowledged, whatever its status (the spec's only client
+ * transition). A run acknowledged while it is still processing keeps
+ * `acknowledged` and gets its results when processing ends.
+ */
+export async function acknowledgeRun(
+  ctx: ServiceContext,
+  opts: CallOptions & { id: string; input: AcknowledgeRunInput },
+): Promise<RunRecord> {
+  parseInput(AcknowledgeRunInput, opts.input);
+  const workspaceId = opts.actor.workspaceId;
+  const run = ctx.db.t.pipelineRuns;
+  // The previous status goes into the event; the guard makes sure it is the one replaced.
+  for (;;) {
+    const cur = await loadRun(ctx, { workspaceId, id: opts.id });
+    const previous = cur.row.status as RunStatus;
+    if (previous === "acknowledged") return cur;
+    const moved = await ctx.db.tx((w) =>
+      w
+        .update(run)
+        .set({ status: "acknowledged", updatedAt: ctx.clock.now() })
+        .where(and(eq(run.id, cur.row.id), eq(run.workspaceId, workspaceId), eq(run.status, previous)))
+        .returning({ id: run.id }),
+    );
+    if (moved.length > 0) {
+      await publishStatus(ctx, cur.row, "acknowledged", previous);
+      return loadRun(ctx, { workspaceId, id: opts.id });
+    }
+  }
+}

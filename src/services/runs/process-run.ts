@@ -1,0 +1,178 @@
+import { and, eq } from "drizzle-orm";
+import { runKeys } from "../../adapters/storage/keys";
+import { FINAL_STATUSES, type RunMetadata, type RunStatus } from "../../domain/runs";
+import type { OutputFormat, ProcessOutcome } from "../../engine/types";
+import type { ServiceContext } from "../context";
+import { OUTPUT_FORMATS } from "../pipelines/shapes";
+import { loadRunRow, publishStatus, type RunRow } from "./record";
+
+export interface ProcessRunOptions {
+  runId: string;
+  /** The attempt the job was enqueued for; a job left over from an earlier attempt does nothing. */
+  attempt?: number;
+  /** Aborted when the queue stops: the engine stops and the job is handed back. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The `run.process` job: read the original, map and validate it on a
+ * worker thread, write the processed file, record the outcome.
+ *
+ * Idempotent: a run that already ended is left alone, and a job that runs
+ * again after a crash writes the same keys, so a run never gets a second
+ * output. Every status change is a guarded update (`where status = ...`),
+ * so two workers can never both move one run. A thrown error (the engine's
+ * worker died, storage or database unreachable) leaves the run
+ * `processing` and the queue retries the job; a file the engine cannot
+ * read is an outcome, and the run fails with the engine's message.
+ *
+ * Returns the status the run ended in, or null when there was nothing to do.
+ */
+export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): Promise<RunStatus | null> {
+  const started = performance.now();
+  const row = await loadRunRow(ctx, opts.runId);
+  if (!row) {
+    ctx.log.warn({ runId: opts.runId }, "run.process: no such run");
+    return null;
+  }
+  if (opts.attempt !== undefined && row.attempt !== opts.attempt) return null;
+  if ((FINAL_STATUSES as readonly string[]).includes(row.status)) return null;
+
+  const { pipelineRuns: run, pipelines: p, schemas: s } = ctx.db.t;
+  const claimedAt = ctx.clock.now();
+  if (row.status === "pending") {
+    const moved = await ctx.db.tx((w) =>
+      w
+        .update(run)
+        .set({ status: "processing", updatedAt: claimedAt })
+        .where(and(eq(run.id, row.id), eq(run.status, "pending"), eq(run.attempt, row.attempt)))
+        .returning({ id: run.id }),
+    );
+    if (moved.length === 0) return null;
+    await publishStatus(ctx, row, "processing", "pending");
+  }
+  // Else the run is already `processing`: an earlier try of this job died mid-way, and the queue's lease makes this the only worker now.
+  const queuedMs = Math.max(0, claimedAt.getTime() - row.updatedAt.getTime());
+
+  const [pipeline] = await ctx.db.read
+    .select()
+    .from(p)
+    .where(and(eq(p.id, row.pipelineId), eq(p.workspaceId, row.workspaceId)));
+  if (!pipeline) {
+    return finish(ctx, row, {
+      status: "failed",
+      errorMessage: `pipeline '${row.pipelineId}' (${row.pipelineName}) was deleted before the run was processed; the original file is kept`,
+      metadata: { timings: { queuedMs, totalMs: queuedMs + elapsed(started) } },
+    });
+  }
+  const [schema] = await ctx.db.read
+    .select()
+    .from(s)
+    .where(and(eq(s.id, pipeline.schemaId), eq(s.workspaceId, row.workspaceId)));
+  if (!schema) {
+    return finish(ctx, row, {
+      status: "failed",
+      errorMessage: `schema '${pipeline.schemaId}' of pipeline '${pipeline.name}' no longer exists; point the pipeline at a schema and retry the run`,
+      metadata: { timings: { queuedMs, totalMs: queuedMs + elapsed(started) } },
+    });
+  }
+
+  const outbound = row.direction === "outbound";
+  const outputFormat = outbound ? outboundFormat(row, pipeline.mappings.options.outputFormat) : "json";
+  const keys = runKeys(row.workspaceId, row.id, row.filename, { processedExtension: outputFormat });
+  const outcome: ProcessOutcome = await ctx.engine.process(
+    {
+      runId: row.id,
+      filename: row.filename,
+      storage: ctx.storageConfig,
+      originalKey: row.originalKey,
+      processedKey: keys.processed,
+      rejectsKey: keys.rejects,
+      outputFormat,
+      mappings: pipeline.mappings,
+      schema: { id: schema.id, version: schema.updatedAt.toISOString(), definition: schema.definition },
+    },
+    opts.signal,
+  );
+
+  const metadata: RunMetadata = {
+    rows: outcome.counts,
+    errors: outcome.errors,
+    timings: { queuedMs, processMs: Math.round(outcome.processMs), totalMs: queuedMs + elapsed(started) },
+  };
+  if (outcome.input) metadata.input = outcome.input;
+  if (outcome.processed) metadata.output = { format: outcome.processed.format, size: outcome.processed.size, rows: outcome.processed.rows };
+  if (outcome.rejects) metadata.rejects = { size: outcome.rejects.size, rows: outcome.rejects.rows };
+  if (!outcome.ok) {
+    return finish(ctx, row, {
+      status: "failed",
+      errorMessage: outcome.errorMessage ?? "the file could not be processed",
+      metadata,
+      schemaId: schema.id,
+      rejectsKey: outcome.rejects?.key ?? null,
+    });
+  }
+  if (outbound && outcome.processed) {
+    // Delivery is the stored processed file until the storage issue writes it to the connection's folder.
+    metadata.delivery = { connectionId: row.connectionId, key: outcome.processed.key, format: outputFormat, at: ctx.clock.now().toISOString() };
+  }
+  return finish(ctx, row, {
+    status: outbound ? "delivered" : "completed",
+    errorMessage: null,
+    metadata,
+    schemaId: schema.id,
+    processedKey: outcome.processed?.key ?? null,
+    rejectsKey: outcome.rejects?.key ?? null,
+  });
+}
+
+interface Finish {
+  status: Extract<RunStatus, "completed" | "delivered" | "failed">;
+  errorMessage: string | null;
+  metadata: RunMetadata;
+  schemaId?: string;
+  processedKey?: string | null;
+  rejectsKey?: string | null;
+}
+
+/**
+ * Records the outcome, only if this attempt still owns the run. A run a
+ * person acknowledged meanwhile keeps `acknowledged` but gets its results.
+ */
+async function finish(ctx: ServiceContext, row: RunRow, f: Finish): Promise<RunStatus | null> {
+  const run = ctx.db.t.pipelineRuns;
+  const now = ctx.clock.now();
+  const results = {
+    errorMessage: f.errorMessage,
+    metadata: { ...row.metadata, ...f.metadata, attempts: row.attempt },
+    processedAt: now,
+    processedKey: f.processedKey ?? null,
+    rejectsKey: f.rejectsKey ?? null,
+    schemaId: f.schemaId ?? row.schemaId,
+    updatedAt: now,
+  };
+  const ended = await ctx.db.tx(async (w) => {
+    const moved = await w
+      .update(run)
+      .set({ ...results, status: f.status })
+      .where(and(eq(run.id, row.id), eq(run.status, "processing"), eq(run.attempt, row.attempt)))
+      .returning({ id: run.id });
+    if (moved.length > 0) return f.status;
+    await w
+      .update(run)
+      .set(results)
+      .where(and(eq(run.id, row.id), eq(run.status, "acknowledged"), eq(run.attempt, row.attempt)));
+    return null;
+  });
+  if (ended) await publishStatus(ctx, row, ended, "processing");
+  return ended;
+}
+
+/** An outbound upload may ask for its own format (kept in the run's arrival metadata); else the pipeline's, else JSON. */
+function outboundFormat(row: RunRow, pipelineFormat: OutputFormat | undefined): OutputFormat {
+  const asked = (row.metadata.arrival as { outputFormat?: unknown } | undefined)?.outputFormat;
+  if (typeof asked === "string" && (OUTPUT_FORMATS as readonly string[]).includes(asked)) return asked as OutputFormat;
+  return pipelineFormat ?? "json";
+}
+
+const elapsed = (since: number) => Math.round(performance.now() - since);

@@ -1,0 +1,153 @@
+import { and, eq } from "drizzle-orm";
+import { uniqueViolation } from "../../../db/client";
+import { runKeys, safeFilename } from "../../adapters/storage/keys";
+import { AppError } from "../../domain/errors";
+import { newId } from "../../domain/ids";
+import type { RunSource } from "../../domain/runs";
+import type { ServiceContext } from "../context";
+import { loadPipelineRow } from "../pipelines/record";
+import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "./record";
+import type { ProcessRunPayload } from "./shapes";
+
+export type RunBody = Uint8Array | string | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+
+export interface StartRunOptions {
+  workspaceId: string;
+  pipelineId: string;
+  /** The name the file arrived with; only its last path component is kept. */
+  filename: string;
+  /** Streamed to storage as it arrives; never held whole. */
+  body: RunBody;
+  source: RunSource;
+  /** The sender's content type; guessed from the file name when absent or generic. */
+  mimetype?: string;
+  /** Where the file came from (an SFTP remote path); default the original's object key. */
+  path?: string;
+  /** A transport's name for this file (e.g. an SFTP path and mtime): a second start with it returns the first run. */
+  idempotencyKey?: string;
+  /** Largest body accepted; default MAX_UPLOAD_BYTES. */
+  maxBytes?: number;
+  /** Facts about the arrival kept in the run's metadata (e.g. the e-mail sender). */
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * How every file enters: the upload route now, SFTP, e-mail and outbound
+ * uploads later. The file is stored first and the run row (with its job, in
+ * the same transaction) after, so a file the service accepted is never lost;
+ * if the row cannot be written, the stored object is removed again.
+ */
+export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Promise<RunRecord> {
+  const { workspaceId } = opts;
+  if (opts.idempotencyKey) {
+    const existing = await findByIdempotencyKey(ctx, workspaceId, opts.idempotencyKey);
+    if (existing) return existing;
+  }
+  const pipeline = await loadPipelineRow(ctx, { workspaceId, id: opts.pipelineId });
+  if (!pipeline.isActive) throw new AppError("conflict", `pipeline '${pipeline.id}' is inactive; activate it (isActive: true) before sending it files`);
+  const wantsOutbound = opts.source === "outbound";
+  if (wantsOutbound !== (pipeline.direction === "outbound")) {
+    throw new AppError(
+      "invalid_input",
+      wantsOutbound
+        ? `pipeline '${pipeline.name}' is inbound; outbound data needs a pipeline with direction outbound`
+        : `pipeline '${pipeline.id}' is outbound; its data enters through outbound uploads (POST /outbound/uploads)`,
+    );
+  }
+  const [conn] = await ctx.db.read
+    .select({ name: ctx.db.t.connections.name })
+    .from(ctx.db.t.connections)
+    .where(eq(ctx.db.t.connections.id, pipeline.connectionId));
+
+  const id = newId("run");
+  const filename = safeFilename(opts.filename, `upload-${id}`);
+  const keys = runKeys(workspaceId, id, filename);
+  const mimetype = contentType(opts.mimetype, filename);
+  const maxBytes = opts.maxBytes ?? ctx.settings.maxUploadBytes;
+
+  let tooLarge = false;
+  const stored = await ctx.storage
+    .put(keys.original, limited(opts.body, maxBytes, () => (tooLarge = true)), { contentType: mimetype })
+    .catch(async (e) => {
+      await ctx.storage.delete(keys.original).catch(() => {});
+      if (tooLarge) throw new AppError("payload_too_large", `file: larger than the ${maxBytes}-byte upload limit`);
+      throw e;
+    });
+
+  const now = ctx.clock.now();
+  const row: RunRow = {
+    id,
+    workspaceId,
+    pipelineId: pipeline.id,
+    pipelineName: pipeline.name,
+    connectionId: pipeline.connectionId,
+    connectionName: conn?.name ?? "",
+    schemaId: pipeline.schemaId,
+    direction: pipeline.direction,
+    status: "pending",
+    source: opts.source,
+    filename,
+    path: opts.path ?? keys.original,
+    size: stored.size,
+    mimetype,
+    originalKey: keys.original,
+    processedKey: null,
+    rejectsKey: null,
+    metadata: { source: opts.source, ...(opts.metadata ? { arrival: opts.metadata } : {}) },
+    errorMessage: null,
+    attempt: 1,
+    idempotencyKey: opts.idempotencyKey ?? null,
+    processedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const payload: ProcessRunPayload = { runId: id, attempt: 1 };
+  try {
+    await ctx.db.tx(async (w) => {
+      await w.insert(ctx.db.t.pipelineRuns).values(row);
+      await ctx.queue.enqueue(w, { name: RUN_JOB, payload, key: runJobKey(id, 1), maxAttempts: RUN_JOB_ATTEMPTS });
+    });
+  } catch (e) {
+    await ctx.storage.delete(keys.original).catch((err) => ctx.log.warn({ err, key: keys.original }, "orphan original not removed"));
+    // Two deliveries of one file raced: the first one's run stands.
+    if (opts.idempotencyKey && uniqueViolation(e)) {
+      const existing = await findByIdempotencyKey(ctx, workspaceId, opts.idempotencyKey);
+      if (existing) return existing;
+    }
+    throw e;
+  }
+  await publishStatus(ctx, row, "pending", null);
+  return loadRun(ctx, { workspaceId, id });
+}
+
+async function findByIdempotencyKey(ctx: ServiceContext, workspaceId: string, key: string): Promise<RunRecord | null> {
+  const run = ctx.db.t.pipelineRuns;
+  const [hit] = await ctx.db.read
+    .select({ id: run.id })
+    .from(run)
+    .where(and(eq(run.workspaceId, workspaceId), eq(run.idempotencyKey, key)));
+  return hit ? loadRun(ctx, { workspaceId, id: hit.id }) : null;
+}
+
+const GENERIC_TYPES = new Set(["", "application/octet-stream", "binary/octet-stream"]);
+
+function contentType(given: string | undefined, filename: string): string {
+  const t = (given ?? "").split(";")[0]!.trim().toLowerCase();
+  if (!GENERIC_TYPES.has(t)) return t;
+  return Bun.file(filename).type.split(";")[0]!;
+}
+
+/** The body as chunks, cut off with an error once it passes `maxBytes`. */
+async function* limited(body: RunBody, maxBytes: number, onTooLarge: () => void): AsyncGenerator<Uint8Array> {
+  const chunks: AsyncIterable<Uint8Array> | Uint8Array[] =
+    typeof body === "string" ? [new TextEncoder().encode(body)] : body instanceof Uint8Array ? [body] : (body as AsyncIterable<Uint8Array>);
+  let size = 0;
+  for await (const chunk of chunks) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      onTooLarge();
+      throw new AppError("payload_too_large", `file: larger than the ${maxBytes}-byte upload limit`);
+    }
+    yield chunk;
+  }
+}
