@@ -88,6 +88,8 @@ export interface ProcessOutcome {
   processed: { key: string; size: number; rows: number; format: OutputFormat; mimetype: string } | null;
   rejects: { key: string; size: number; rows: number } | null;
   processMs: number;
+  /** For the service log, not for people: the stack of an unexpected failure. */
+  internalError?: string;
 }
 
 /** Runs ProcessRequests on Bun Worker threads so the HTTP server never waits on a file. */

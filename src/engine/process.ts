@@ -1,0 +1,176 @@
+import type { ObjectStore } from "../adapters/storage/port";
+import type { RowError, RunCounts } from "../domain/runs";
+import { compileMapping, MappingConfigError, schemaProperties } from "./map";
+import { openInput } from "./parse";
+import { EngineInputError, type ParseOptions, type ParseSummary, type ProcessOutcome, type ProcessRequest, type SourceRecord } from "./types";
+import { SchemaCompileError, validatorFor } from "./validate";
+import { createWriter, jsonWriter } from "./write";
+import { openSink, type Sink } from "./write/sink";
+
+/** Row errors kept in the outcome (and run metadata). */
+export const MAX_REPORTED_ERRORS = 20;
+/** Errors named in a failed run's message. */
+const ERRORS_IN_MESSAGE = 3;
+
+class Cancelled extends Error {}
+
+function parseOptions(req: ProcessRequest): ParseOptions {
+  const o = req.mappings.options;
+  return {
+    filename: req.filename,
+    format: o.format,
+    delimiter: o.delimiter,
+    quote: o.quote,
+    headerRow: o.headerRow,
+    skipEmptyLines: o.skipEmptyLines,
+    encoding: o.encoding,
+    recordPath: o.recordPath,
+    // `sheet` is not one of the declared options (unknown members are kept), so read it loosely.
+    sheet: typeof o.sheet === "string" ? o.sheet : undefined,
+  };
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+function firstErrors(errors: readonly RowError[]): string {
+  return errors
+    .slice(0, ERRORS_IN_MESSAGE)
+    .map((e) => `row ${e.rowIndex + 1} ${e.field}: ${e.message}`)
+    .join("; ");
+}
+
+/**
+ * One file through the engine: the original is streamed from the store,
+ * parsed, mapped, validated and written back as the processed file (and a
+ * rejects file when rows are quarantined), a batch at a time. Never throws:
+ * every failure is an outcome with `ok: false`, an `errorMessage` for a
+ * person, and nothing left at `processedKey` or `rejectsKey`.
+ */
+export async function processFile(req: ProcessRequest, store: ObjectStore, signal?: AbortSignal): Promise<ProcessOutcome> {
+  const started = performance.now();
+  const counts: RunCounts = { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 };
+  const errors: RowError[] = [];
+  let summary: ParseSummary | undefined;
+  let processed: Sink | null = null;
+  let rejects: Sink | null = null;
+  const inputInfo = () => (summary ? { format: summary.format, encoding: summary.encoding, gzip: summary.gzip } : undefined);
+
+  const fail = async (errorMessage: string, internalError?: string): Promise<ProcessOutcome> => {
+    const reason = new Error(errorMessage);
+    await Promise.all([processed?.abort(reason), rejects?.abort(reason)]);
+    // The puts are atomic, but a retried run may find an earlier attempt's files.
+    await Promise.all([store.delete(req.processedKey).catch(() => {}), store.delete(req.rejectsKey).catch(() => {})]);
+    return { ok: false, errorMessage, internalError, counts, errors, input: inputInfo(), processed: null, rejects: null, processMs: Math.round(performance.now() - started) };
+  };
+
+  try {
+    const { fieldMappings, validations } = req.mappings;
+    const policy = validations.onInvalidRow ?? "fail";
+    const maxInvalidRows = validations.maxInvalidRows;
+    const maxInvalidRatio = validations.maxInvalidRatio;
+    const mapping = compileMapping({ fieldMappings, schemaProperties: schemaProperties(req.schema.definition) });
+    const validator = validatorFor(req.schema);
+
+    const original = await store.get(req.originalKey);
+    if (!original) return await fail(`The original file is missing from storage (${req.originalKey}); upload it again.`);
+    const input = await openInput(original as unknown as AsyncIterable<Uint8Array>, parseOptions(req));
+    summary = input.summary;
+
+    const writer = createWriter(req.outputFormat, mapping.columns);
+    processed = openSink(store, req.processedKey, writer.contentType);
+    await processed.write(writer.begin());
+    const rejectWriter = jsonWriter();
+    let rejectText = "";
+
+    const out: Record<string, unknown>[] = [];
+    const rowErrors: RowError[] = [];
+    let stop: string | null = null;
+
+    for await (const batch of input.batches as AsyncIterable<SourceRecord[]>) {
+      if (signal?.aborted) throw new Cancelled();
+      let n = 0;
+      for (let i = 0; i < batch.length; i++) {
+        const record = batch[i]!;
+        const rowIndex = counts.total++;
+        rowErrors.length = 0;
+        const row = mapping.map(record, rowIndex, rowErrors);
+        if (rowErrors.length === 0) {
+          if (validator.check(row, rowIndex, rowErrors)) {
+            out[n++] = row;
+            continue;
+          }
+        } else {
+          validator.check(row, rowIndex, rowErrors, new Set(rowErrors.map((e) => e.field)));
+        }
+        counts.invalid++;
+        for (let j = 0; j < rowErrors.length && errors.length < MAX_REPORTED_ERRORS; j++) errors.push(rowErrors[j]!);
+        if (policy === "fail") continue;
+        counts.skipped++;
+        if (policy === "quarantine") {
+          counts.quarantined++;
+          rejectText += rejectWriter.rows([{ rowIndex, errors: rowErrors.map((e) => ({ field: e.field, message: e.message })), row: record }]);
+        }
+        if (maxInvalidRows !== undefined && counts.invalid > maxInvalidRows) {
+          stop = `More than ${plural(maxInvalidRows, "invalid row")} (the error budget mappings.validations.maxInvalidRows): ${counts.invalid} by row ${rowIndex + 1}. First errors: ${firstErrors(errors)}.`;
+          break;
+        }
+      }
+      counts.valid += n;
+      if (stop) break;
+      // `fail` stops at the end of the batch that holds the first invalid row: the run fails
+      // anyway, and the batch is enough to report the first errors.
+      if (policy === "fail" && counts.invalid > 0) {
+        stop =
+          `${plural(counts.invalid, "invalid row")} in the first ${plural(counts.total, "row")} read, and mappings.validations.onInvalidRow is 'fail'. ` +
+          `First errors: ${firstErrors(errors)}. Fix the file, or set onInvalidRow to 'skip' or 'quarantine' to keep the valid rows.`;
+        break;
+      }
+      if (n > 0) await processed.write(writer.rows(out, n));
+      if (rejectText) {
+        if (!rejects) {
+          rejects = openSink(store, req.rejectsKey, "application/json");
+          await rejects.write(rejectWriter.begin());
+        }
+        await rejects.write(rejectText);
+        rejectText = "";
+      }
+    }
+    if (stop) return await fail(stop);
+    if (signal?.aborted) throw new Cancelled();
+
+    if (maxInvalidRatio !== undefined && counts.total > 0 && counts.invalid / counts.total > maxInvalidRatio) {
+      const pct = ((100 * counts.invalid) / counts.total).toFixed(1);
+      return await fail(
+        `${plural(counts.invalid, "invalid row")} of ${counts.total} (${pct}%) is more than the error budget mappings.validations.maxInvalidRatio ${maxInvalidRatio}. First errors: ${firstErrors(errors)}.`,
+      );
+    }
+
+    await processed.write(writer.end());
+    const info = await processed.close();
+    let rejectsInfo: ProcessOutcome["rejects"] = null;
+    if (rejects) {
+      await rejects.write(rejectWriter.end());
+      const r = await rejects.close();
+      rejectsInfo = { key: req.rejectsKey, size: r.size, rows: counts.quarantined };
+    } else {
+      await store.delete(req.rejectsKey);
+    }
+    return {
+      ok: true,
+      counts,
+      errors,
+      input: inputInfo(),
+      processed: { key: req.processedKey, size: info.size, rows: counts.valid, format: writer.format, mimetype: writer.contentType },
+      rejects: rejectsInfo,
+      processMs: Math.round(performance.now() - started),
+    };
+  } catch (e) {
+    if (e instanceof EngineInputError || e instanceof MappingConfigError || e instanceof SchemaCompileError) return await fail(e.message);
+    if (e instanceof Cancelled || signal?.aborted) return await fail("Processing was cancelled before it finished; the run can be retried.");
+    const err = e instanceof Error ? e : new Error(String(e));
+    return await fail(
+      `The engine failed unexpectedly after ${plural(counts.total, "row")} (${err.message}); the run can be retried, and if it fails again the detail is in the service log.`,
+      err.stack ?? err.message,
+    );
+  }
+}
