@@ -42,6 +42,15 @@ const Env = z.object({
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").default(5 * 1024 ** 3),
   /** Lifetime of presigned file links, in seconds. */
   FILE_LINK_TTL_SECONDS: z.coerce.number().int().min(1, "must be at least 1").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(3600),
+  /** Setting S3_BUCKET moves every object (runs, files, documents, outbound) to S3; unset, they stay under DATA_DIR/objects. */
+  S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be an S3 bucket name").optional(),
+  S3_REGION: z.string().min(1).default("us-east-1"),
+  /** For S3-compatible services (MinIO, R2, ...); unset for AWS. */
+  S3_ENDPOINT: z.url({ error: "must be an absolute http(s) URL" }).optional(),
+  S3_FORCE_PATH_STYLE: z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional(),
+  /** Both or neither; neither uses the SDK's default chain (environment, instance role, ...). */
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
 });
 
 export interface Config {
@@ -61,6 +70,15 @@ export interface Config {
   jobConcurrency: number;
   maxUploadBytes: number;
   fileLinkTtlSeconds: number;
+  /** Object storage on S3 (or compatible); null keeps objects on local disk. */
+  s3: {
+    bucket: string;
+    region: string;
+    endpoint?: string;
+    forcePathStyle?: boolean;
+    accessKeyId?: string;
+    secretAccessKey?: string;
+  } | null;
 }
 
 export class ConfigError extends Error {
@@ -83,6 +101,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       "invalid configuration:\n  ENCRYPTION_KEY: is required when DATABASE_URL is set, so that every instance shares it (openssl rand -base64 32)",
     );
   }
+  if (Boolean(e.S3_ACCESS_KEY_ID) !== Boolean(e.S3_SECRET_ACCESS_KEY)) {
+    throw new ConfigError("invalid configuration:\n  S3_ACCESS_KEY_ID: set it together with S3_SECRET_ACCESS_KEY, or neither");
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -100,5 +121,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     jobConcurrency: e.JOB_CONCURRENCY ?? 2 * (e.WORKERS ?? Math.max(1, availableParallelism())),
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     fileLinkTtlSeconds: e.FILE_LINK_TTL_SECONDS,
+    s3: e.S3_BUCKET
+      ? {
+          bucket: e.S3_BUCKET,
+          region: e.S3_REGION,
+          endpoint: e.S3_ENDPOINT,
+          forcePathStyle: e.S3_FORCE_PATH_STYLE === undefined ? undefined : e.S3_FORCE_PATH_STYLE === "true" || e.S3_FORCE_PATH_STYLE === "1",
+          accessKeyId: e.S3_ACCESS_KEY_ID,
+          secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+        }
+      : null,
   };
 }

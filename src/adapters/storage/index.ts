@@ -1,6 +1,7 @@
 import type { Config } from "../../config";
 import { LocalObjectStore, type LocalStoreOptions } from "./local";
 import type { ObjectStore, StorageConfig } from "./port";
+import { S3ObjectStore } from "./s3";
 import { deriveSigningKey } from "./signing";
 
 export type { ObjectStore, StorageConfig } from "./port";
@@ -11,12 +12,11 @@ export type { ObjectStore, StorageConfig } from "./port";
  * derived from the encryption key, never with the encryption key itself.
  */
 export function storageConfigFrom(config: Config, encryptionKey: Buffer): StorageConfig {
-  const s3 = (config as Config & { s3?: Omit<Extract<StorageConfig, { kind: "s3" }>, "kind"> | null }).s3;
-  if (s3) return { kind: "s3", ...s3 };
+  if (config.s3) return { kind: "s3", ...config.s3 };
   return { kind: "local", root: `${config.dataDir}/objects`, publicUrl: config.publicUrl, signingKey: deriveSigningKey(encryptionKey).toString("base64") };
 }
 
+/** Opens the store the settings describe; worker threads call this with the same settings as the service. */
 export function createObjectStore(cfg: StorageConfig, opts: LocalStoreOptions = {}): ObjectStore {
-  if (cfg.kind === "local") return new LocalObjectStore(cfg, opts);
-  throw new Error("storage: S3 implementation pending");
+  return cfg.kind === "local" ? new LocalObjectStore(cfg, opts) : new S3ObjectStore(cfg);
 }

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { AppError } from "../../domain/errors";
 import { limited } from "../../adapters/storage/body";
+import { attachment } from "../../adapters/storage/disposition";
 import { LINK_PATH, LocalObjectStore } from "../../adapters/storage/local";
 import type { ServiceContext } from "../../services/context";
 
@@ -86,12 +87,6 @@ async function upload(store: LocalObjectStore, request: Request, maxBytes: numbe
 async function* emptyBody(): AsyncGenerator<Uint8Array> {}
 
 const normaliseType = (t: string | undefined) => (t ?? "").split(";")[0]!.trim().toLowerCase();
-
-/** RFC 6266: a plain ASCII fallback plus the exact UTF-8 name. */
-function attachment(filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_");
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
-}
 
 /** One `bytes=` range (several ranges are answered whole, as RFC 9110 allows). */
 function parseRange(header: string | null, size: number): { start: number; end: number } | "unsatisfiable" | null {
