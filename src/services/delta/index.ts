@@ -1,0 +1,2 @@
+export { getRunDelta } from "./get-run-delta";
+export * from "./shapes";
