@@ -78,12 +78,12 @@ export function isGzip(head: Uint8Array): boolean {
 export async function* gunzip(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   const it = chunks[Symbol.asyncIterator]();
   // highWaterMark 0: a source chunk is pulled only when the decompressor wants one.
-  const compressed = new ReadableStream<BufferSource>(
+  const compressed = new ReadableStream<Uint8Array<ArrayBuffer>>(
     {
       async pull(ctrl) {
         const r = await it.next();
         if (r.done) ctrl.close();
-        else ctrl.enqueue(r.value);
+        else ctrl.enqueue(r.value as Uint8Array<ArrayBuffer>);
       },
       async cancel() {
         await it.return?.();

@@ -2,8 +2,10 @@ import { DEFAULT_LIMITS, EngineInputError, type InputFormat, type ParseLimits, t
 import { ByteReader, gunzip, isGzip } from "./bytes";
 import { parseDelimited, sniffDelimited } from "./csv";
 import { checkNotBinary, formatFromName, isZip, looksLikeNdjson, sniffFormat } from "./detect";
+import { parseJson, parseNdjson } from "./json";
 import { RowNotes } from "./records";
 import { chooseEncoding, decodeSample, decodeText } from "./text";
+import { parseXml } from "./xml";
 
 /** What openInput found, plus what the parsers note while reading (rows kept although they do not fit the header). */
 export interface InputSummary extends ParseSummary {
@@ -55,7 +57,8 @@ export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOp
       );
     }
     summary.format = "xlsx";
-    const { parseXlsx } = await import("./xlsx" as string);
+    // exceljs is large: loaded only for workbooks.
+    const { parseXlsx } = await import("./xlsx");
     return { summary, batches: track(parseXlsx(reader.chunks(), { sheet: opts.sheet, headerRow: opts.headerRow ?? true, skipEmptyLines: opts.skipEmptyLines ?? true, limits }, setColumns, notes)) };
   }
 
@@ -72,13 +75,11 @@ export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOp
     case "json":
     case "ndjson": {
       summary.format = format;
-      const { parseJson, parseNdjson } = await import("./json" as string);
       const batches = format === "json" ? parseJson(text, { recordPath: opts.recordPath, limits }, setColumns) : parseNdjson(text, { limits }, setColumns);
       return { summary, batches: track(batches) };
     }
     case "xml": {
       summary.format = "xml";
-      const { parseXml } = await import("./xml" as string);
       return { summary, batches: track(parseXml(text, { recordPath: opts.recordPath, limits }, setColumns)) };
     }
     default: {
