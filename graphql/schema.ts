@@ -2,21 +2,13 @@ import { lexicographicSortSchema, printSchema } from "graphql";
 import * as connections from "../src/services/connections";
 import * as pipelines from "../src/services/pipelines";
 import * as schemas from "../src/services/schemas";
-import { DeleteResult, type Page, Pagination, pagination } from "../src/services/shared/shapes";
+import { DeleteResult } from "../src/services/shared/shapes";
 import * as webhooks from "../src/services/webhooks";
+import { defined } from "./args";
 import { builder } from "./builder";
-import { enumNamed, inputType, type OutputRef, outputType } from "./from-zod";
-
-/** `XPage { data: [X!]!, pagination: Pagination! }` */
-function pageOf(name: string, item: OutputRef) {
-  return builder.objectRef<Page<unknown> & { present: (x: unknown) => Record<string, unknown> }>(`${name}Page`).implement({
-    fields: (t) => ({
-      data: t.field({ type: [item], resolve: (p) => p.items.map(p.present) }),
-      pagination: t.field({ type: outputType(Pagination), resolve: (p) => pagination(p) }),
-    }),
-  });
-}
-const paged = <T>(page: Page<T>, present: (x: T) => object) => ({ ...page, present: present as (x: unknown) => Record<string, unknown> });
+import { enumNamed, inputType, outputType } from "./from-zod";
+import { pageOf, paged } from "./page";
+import "./runs";
 
 const Connection = outputType(connections.Connection);
 const Schema = outputType(schemas.Schema);
@@ -183,11 +175,6 @@ builder.mutationFields((t) => ({
     resolve: (_, { id }, { svc, actor }) => webhooks.deleteWebhook(svc, { actor, id: String(id) }),
   }),
 }));
-
-/** GraphQL passes absent arguments as undefined or null; services read absent members as "no filter". */
-function defined(args: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined && v !== null));
-}
 
 export const schema = builder.toSchema();
 export const printedSchema = () => printSchema(lexicographicSortSchema(schema));

@@ -8,13 +8,9 @@ import type { GqlContext } from "./builder";
 import { extensionsOf, maskError } from "./errors";
 import { schema } from "./schema";
 
-/**
- * GraphQL at /graphql, authenticated by the same `x-api-key` before Yoga
- * sees the request; only then is the body read, with the same size limit
- * as REST. GraphQL is unversioned: it always serves the latest shapes.
- */
-export function createGraphqlHandler(svc: ServiceContext, opts: HttpOptions) {
-  const yoga = createYoga<GqlContext>({
+/** The one Yoga set-up, for HTTP (and SSE) here and for graphql-ws in ws.ts. */
+export function createYogaServer(svc: ServiceContext) {
+  return createYoga<GqlContext>({
     schema,
     graphqlEndpoint: "/graphql",
     graphiql: false,
@@ -22,6 +18,17 @@ export function createGraphqlHandler(svc: ServiceContext, opts: HttpOptions) {
     logging: false,
     maskedErrors: { maskError: maskError(svc.log) },
   });
+}
+
+/**
+ * GraphQL at /graphql, authenticated by the same `x-api-key` before Yoga
+ * sees the request; only then is the body read, with the same size limit
+ * as REST. GraphQL is unversioned: it always serves the latest shapes.
+ * Subscriptions answer as server-sent events when the request accepts
+ * `text/event-stream`.
+ */
+export function createGraphqlHandler(svc: ServiceContext, opts: HttpOptions) {
+  const yoga = createYogaServer(svc);
   return async (request: Request): Promise<Response> => {
     let ctx: GqlContext;
     try {

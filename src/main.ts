@@ -1,3 +1,4 @@
+import { createGraphqlWebSocket } from "../graphql/ws";
 import { createService, type Service } from "./app";
 import { ConfigError, parseConfig } from "./config";
 
@@ -34,7 +35,8 @@ server = Bun.serve({
   hostname: config.host,
   // JSON bodies are limited per route (MAX_JSON_BODY_BYTES); file uploads stream and may be large.
   maxRequestBodySize: 8 * 1024 ** 3,
-  fetch: (request) => app.http.handle(request),
+  // GraphQL subscriptions over WebSocket share /graphql with HTTP.
+  ...createGraphqlWebSocket(app.svc, config).serve((request) => app.http.handle(request)),
 });
 service.svc.log.info(
   { url: `http://${server.hostname}:${server.port}`, database: config.database.kind, dataDir: config.dataDir },

@@ -46,3 +46,45 @@ export class Reader<T> {
     return r.done === true;
   }
 }
+
+export interface SseMessage {
+  event: string;
+  data: string;
+  id?: string;
+}
+
+/** Server-sent events of a response body, one message per blank-line-separated block (comments skipped). */
+export async function* sseMessages(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
+      let end = buffer.indexOf("\n\n");
+      while (end >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        end = buffer.indexOf("\n\n");
+        const msg: SseMessage = { event: "message", data: "" };
+        const data: string[] = [];
+        for (const line of block.split("\n")) {
+          if (line === "" || line.startsWith(":")) continue;
+          const colon = line.indexOf(":");
+          const field = colon < 0 ? line : line.slice(0, colon);
+          const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+          if (field === "data") data.push(value);
+          else if (field === "event") msg.event = value;
+          else if (field === "id") msg.id = value;
+        }
+        if (data.length === 0 && msg.event === "message") continue;
+        msg.data = data.join("\n");
+        yield msg;
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}

@@ -2,7 +2,7 @@ import postgres from "postgres";
 import type { Logger } from "../../logger";
 import { DEFAULT_BUFFER, Hub } from "./hub";
 import type { EventBus, RunEvent } from "./port";
-import { RunEvent as RunEventShape } from "./shapes";
+import { RunEventPayload } from "./shapes";
 
 /** The channel every instance on one database listens on (NOTIFY is scoped to the database). */
 export const CHANNEL = "fps_run_events";
@@ -78,7 +78,7 @@ function parseEnvelope(payload: string, origin: string, log: Logger): RunEvent |
   }
   const env = raw as { origin?: unknown; event?: unknown };
   if (env?.origin === origin) return null;
-  const parsed = RunEventShape.safeParse(env?.event);
+  const parsed = RunEventPayload.safeParse(env?.event);
   if (!parsed.success) {
     log.warn({ channel: CHANNEL }, "ignored a notification that is not a run event");
     return null;

@@ -1,0 +1,69 @@
+import type { Server } from "bun";
+import { createGraphqlWebSocket, type GraphqlSocketData } from "../../graphql/ws";
+import type { RunEvent } from "../../src/adapters/events/port";
+import type { RunStatus } from "../../src/domain/runs";
+import { newId } from "../../src/domain/ids";
+import { startRun } from "../../src/services/runs";
+import type { Harness, TestWorkspace } from "./harness";
+import type { Reader } from "./events";
+
+/** The service on a real port, as src/main.ts serves it: HTTP plus graphql-ws on /graphql. */
+export function serve(h: Harness): Server<GraphqlSocketData> {
+  return Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    ...createGraphqlWebSocket(h.svc, { maxJsonBodyBytes: 1024 * 1024 }).serve((request) => h.service.http.handle(request)),
+  });
+}
+
+/** A connection, a schema and an active inbound pipeline in the workspace. */
+export async function pipelineOf(h: Harness, ws: TestWorkspace, name: string): Promise<string> {
+  const conn = await h.ok(ws, "POST", "/connections", { name: `${name} Conn` });
+  const schema = await h.ok(ws, "POST", "/schemas", {
+    name: `${name} Schema`,
+    definition: { type: "object", properties: { sku: { type: "string" } } },
+  });
+  const pipeline = await h.ok(ws, "POST", "/pipelines", { name: `${name} Pipeline`, clientId: conn.id, schemaId: schema.id });
+  return pipeline.id;
+}
+
+/** A real run (pending: tests that use this start the service without jobs). */
+export async function runOf(h: Harness, ws: TestWorkspace, pipelineId: string, filename = "orders.csv"): Promise<string> {
+  const rec = await startRun(h.svc, { workspaceId: ws.workspaceId, pipelineId, filename, body: "sku\nA-1\n", source: "upload" });
+  return rec.row.id;
+}
+
+export function runEvent(ws: TestWorkspace, runId: string, pipelineId: string, over: Partial<RunEvent> = {}): RunEvent {
+  return {
+    type: "run.updated",
+    id: newId("event"),
+    workspaceId: ws.workspaceId,
+    runId,
+    pipelineId,
+    status: "processing" as RunStatus,
+    previousStatus: "pending",
+    at: h0().toISOString(),
+    ...over,
+  };
+}
+const h0 = () => new Date("2026-11-22T10:00:00Z");
+
+/**
+ * Waits until a subscription is attached: publishes marker events until one
+ * comes through, reading past earlier markers, so that what is published
+ * next is seen by the subscriber. `eventIdOf` reads a marker's id out of
+ * whatever the transport yields.
+ */
+export async function attached<T>(reader: Reader<T>, publishMarker: (id: string) => Promise<void>, eventIdOf: (item: T) => string | undefined) {
+  for (let i = 0; i < 50; i++) {
+    const id = newId("event");
+    await publishMarker(id);
+    try {
+      for (;;) {
+        const [item] = await reader.take(1, 200);
+        if (eventIdOf(item!) === id) return;
+      }
+    } catch {}
+  }
+  throw new Error("the subscription never received a marker event");
+}
