@@ -110,31 +110,43 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   /**
-   * `next` is S3's continuation token, opaque like the local store's cursor.
-   * Listings do not carry content types, so listed objects have theirs from
-   * the key's extension; `stat` gives the stored one.
+   * Paged by key, not by S3's continuation token: `next` is the last key or
+   * prefix returned, exactly as on the local store, and the page is cut here
+   * to `limit` entries counting objects and prefixes together (as S3 does;
+   * some compatible servers count only objects). Listings do not carry
+   * content types: listed objects have theirs from the key's extension;
+   * `stat` gives the stored one.
    */
   async list(prefix: string, opts: { after?: string; limit?: number; delimiter?: string } = {}) {
     assertPrefix(prefix);
+    const limit = Math.max(1, Math.min(LIST_MAX, opts.limit ?? LIST_MAX));
+    const delimiter = opts.delimiter || undefined;
+    const after = opts.after || undefined;
+    // After a rolled-up prefix, skip every key under it: none sorts after the highest code point.
+    const startAfter = after !== undefined && delimiter && after.endsWith(delimiter) ? `${after}\u{10FFFF}` : after;
     const out = await this.client.send(
-      new ListObjectsV2Command({
-        Bucket: this.bucket,
-        Prefix: prefix || undefined,
-        Delimiter: opts.delimiter || undefined,
-        MaxKeys: Math.max(1, Math.min(LIST_MAX, opts.limit ?? LIST_MAX)),
-        ContinuationToken: opts.after || undefined,
-      }),
+      new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix || undefined, Delimiter: delimiter, MaxKeys: limit, StartAfter: startAfter }),
     );
-    return {
-      objects: (out.Contents ?? []).map((o) => ({
-        key: o.Key!,
-        size: o.Size ?? 0,
-        etag: stripQuotes(o.ETag ?? ""),
-        contentType: guessType(o.Key!),
-        updatedAt: o.LastModified ?? new Date(0),
+    const entries: { name: string; object?: ObjectInfo }[] = [
+      ...(out.Contents ?? []).map((o) => ({
+        name: o.Key!,
+        object: {
+          key: o.Key!,
+          size: o.Size ?? 0,
+          etag: stripQuotes(o.ETag ?? ""),
+          contentType: guessType(o.Key!),
+          updatedAt: o.LastModified ?? new Date(0),
+        },
       })),
-      prefixes: (out.CommonPrefixes ?? []).map((p) => p.Prefix!),
-      next: out.IsTruncated ? (out.NextContinuationToken ?? null) : null,
+      ...(out.CommonPrefixes ?? []).map((p) => ({ name: p.Prefix! })),
+    ]
+      .filter((e) => after === undefined || compareKeys(e.name, after) > 0)
+      .sort((a, b) => compareKeys(a.name, b.name));
+    const page = entries.slice(0, limit);
+    return {
+      objects: page.flatMap((e) => (e.object ? [e.object] : [])),
+      prefixes: page.filter((e) => !e.object).map((e) => e.name),
+      next: page.length > 0 && (entries.length > limit || out.IsTruncated) ? page[page.length - 1]!.name : null,
     };
   }
 
@@ -268,6 +280,11 @@ function assertPartNumber(n: number): void {
 
 function encodeKey(key: string): string {
   return key.split("/").map(encodeURIComponent).join("/");
+}
+
+/** S3 orders keys by their UTF-8 bytes. */
+function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
 const stripQuotes = (etag: string) => String(etag).replace(/^W\//, "").replace(/^"|"$/g, "");
