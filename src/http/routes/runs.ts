@@ -2,6 +2,7 @@ import { Readable } from "node:stream";
 import type { ReadableStream as NodeWebStream } from "node:stream/web";
 import busboy from "busboy";
 import { Elysia } from "elysia";
+import { z } from "zod";
 import { AppError } from "../../domain/errors";
 import type { ServiceContext } from "../../services/context";
 import * as runs from "../../services/runs";
@@ -16,6 +17,11 @@ readsOwnBody("POST", UPLOAD_ROUTE);
 const MULTIPART_SLACK = 1024 * 1024;
 /** Chunk size while streaming an upload to storage. */
 const UPLOAD_CHUNK = 512 * 1024;
+
+/** The upload form, as the API description shows it (the route reads it with busboy, not with this shape). */
+const UploadRunForm = z
+  .object({ file: z.string().meta({ format: "binary", description: "The file; its name becomes the run's filename." }) })
+  .meta({ id: "UploadRunForm" });
 
 export function runRoutes(svc: ServiceContext, http: HttpOptions) {
   const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Pipeline runs"] });
@@ -100,11 +106,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
             }),
             requestBody: {
               required: true,
-              content: {
-                "multipart/form-data": {
-                  schema: { type: "object", required: ["file"], properties: { file: { type: "string", format: "binary" } } },
-                },
-              },
+              content: { "multipart/form-data": { schema: { $ref: `#/components/schemas/${z.globalRegistry.get(UploadRunForm)!.id}` } } },
             },
           },
         },
@@ -166,6 +168,8 @@ async function receiveFile<T>(request: Request, maxBytes: number, start: (file: 
         stream.resume();
         return;
       }
+      // A truncated form errors the part before the consumer may be reading it; the consumer sees the error when it reads.
+      stream.on("error", () => {});
       started = start({ filename: info.filename ?? "", mimetype: info.mimeType, body: stream });
       started.catch(fail);
     });

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { runKeys } from "../../adapters/storage/keys";
 import { FINAL_STATUSES, type RunMetadata, type RunStatus } from "../../domain/runs";
@@ -90,7 +91,7 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
       rejectsKey: keys.rejects,
       outputFormat,
       mappings: pipeline.mappings,
-      schema: { id: schema.id, version: schema.updatedAt.toISOString(), definition: schema.definition },
+      schema: { id: schema.id, version: schemaVersion(schema.updatedAt, schema.definition), definition: schema.definition },
     },
     opts.signal,
   );
@@ -173,6 +174,15 @@ function outboundFormat(row: RunRow, pipelineFormat: OutputFormat | undefined): 
   const asked = (row.metadata.arrival as { outputFormat?: unknown } | undefined)?.outputFormat;
   if (typeof asked === "string" && (OUTPUT_FORMATS as readonly string[]).includes(asked)) return asked as OutputFormat;
   return pipelineFormat ?? "json";
+}
+
+/**
+ * The engine caches compiled validators by schema id and version. The
+ * definition's hash is part of the version: two edits within one millisecond
+ * (or under a stopped clock) must not reuse the old validator.
+ */
+function schemaVersion(updatedAt: Date, definition: unknown): string {
+  return `${updatedAt.toISOString()}#${createHash("sha256").update(JSON.stringify(definition)).digest("base64url").slice(0, 16)}`;
 }
 
 const elapsed = (since: number) => Math.round(performance.now() - since);

@@ -53,7 +53,9 @@ export type ListPipelineRunsQuery = z.input<typeof ListPipelineRunsQuery>;
 /** The spec allows one value only. */
 export const AcknowledgeRunInput = z
   .strictObject({
-    status: z.literal("acknowledged", { error: "must be 'acknowledged', the only status a client may set" }),
+    status: z.literal("acknowledged", {
+      error: (i) => (i.input === undefined ? "is required" : "must be 'acknowledged', the only status a client may set"),
+    }),
   })
   .meta({ id: "AcknowledgeRunInput" });
 export type AcknowledgeRunInput = z.input<typeof AcknowledgeRunInput>;
