@@ -7,6 +7,7 @@ import { type HttpOptions, provisionalVersion } from "./call";
 import { errorBody, HTTP_STATUS, toAppError } from "./errors";
 import { buildDocument, type DocumentedRoute, docsPage } from "./openapi";
 import { connectionRoutes } from "./routes/connections";
+import { fileRoutes } from "./routes/files";
 import { pipelineRoutes } from "./routes/pipelines";
 import { runRoutes } from "./routes/runs";
 import { schemaRoutes } from "./routes/schemas";
@@ -79,6 +80,7 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
     .use(schemaRoutes(svc, http))
     .use(pipelineRoutes(svc, http))
     .use(runRoutes(svc, http))
+    .use(fileRoutes(svc, http))
     .use(webhookRoutes(svc, http));
   routes = () =>
     app.routes.map((r) => ({ method: r.method, path: r.path, detail: r.hooks?.detail as DocumentedRoute["detail"] }));

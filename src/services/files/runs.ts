@@ -137,8 +137,8 @@ export function processedJsonKey(run: RunFile): string | null {
 /** 409: the run exists but has no processed (JSON) file to read yet. */
 export function noProcessedFile(run: RunFile, opts: { field?: string; json?: boolean } = {}): AppError {
   const prefix = opts.field ? `${opts.field}: ` : "";
-  const what = opts.json && hasProcessedFile(run) ? "a processed JSON file (its output format is not JSON)" : "a processed file";
-  return new AppError("conflict", `${prefix}pipeline run '${run.id}' has no ${what} (status ${run.status})`);
+  const why = opts.json && hasProcessedFile(run) ? "processed JSON file (its output is not JSON)" : `processed file (status ${run.status})`;
+  return new AppError("conflict", `${prefix}pipeline run '${run.id}' has no ${why}`);
 }
 
 /** The run's processed JSON file, or a 409 saying why there is none. */
