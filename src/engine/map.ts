@@ -88,52 +88,67 @@ export function compileMapping(opts: CompileMappingOptions): CompiledMapping {
     }
     return step;
   });
-  const n = steps.length;
-  // `__proto__` as a target would set the row's prototype instead of a column.
-  const hasProtoTarget = steps.some((s) => s.target === "__proto__");
-
-  function map(record: SourceRecord, rowIndex: number, errors: RowError[]): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    for (let i = 0; i < n; i++) {
-      const s = steps[i]!;
-      let v: unknown;
-      if (s.kind === SOURCED) {
-        v = s.guarded ? read(record, s.source, true) : record[s.source];
-      } else if (s.kind === STATIC) {
-        v = s.value;
-        if (v === undefined) continue;
-        if (hasProtoTarget && s.target === "__proto__") Object.defineProperty(out, s.target, { value: v, enumerable: true, writable: true, configurable: true });
-        else out[s.target] = v;
-        continue;
-      } else {
-        let joined: string | undefined;
-        const srcs = s.sources;
-        for (let j = 0; j < srcs.length; j++) {
-          const p = read(record, srcs[j]!, s.guardedSources[j]!);
-          if (p === undefined || p === null || p === "") continue;
-          const t = text(p);
-          if (t === "") continue;
-          joined = joined === undefined ? t : joined + s.delimiter + t;
-        }
-        v = joined;
-      }
-      if (v === undefined || v === "") continue;
-      if (s.fn !== null && v !== null) {
-        const r = s.fn(v);
-        if (r === FAIL) {
-          errors.push({ rowIndex, field: s.target, message: describeFailure(s.transform!, v) });
-          continue;
-        }
-        if (r === "") continue;
-        v = r;
-      }
-      if (hasProtoTarget && s.target === "__proto__") Object.defineProperty(out, s.target, { value: v, enumerable: true, writable: true, configurable: true });
-      else out[s.target] = v;
-    }
-    return out;
-  }
-
+  const map = generate(steps);
   return { columns: steps.map((s) => s.target), map };
+}
+
+const lit = (s: string) => JSON.stringify(s);
+
+/**
+ * The row function is generated as JavaScript source, as ajv does for
+ * validators: constant property names and one straight-line block per
+ * target make the per-row work a few inline-cached loads and one object,
+ * about three times faster than a loop over the steps. Names enter the source
+ * only as JSON string literals; transforms and values are passed in, never
+ * written into it.
+ */
+function generate(steps: Step[]): CompiledMapping["map"] {
+  const fns: (TransformFn | null)[] = steps.map((s) => s.fn);
+  const values: unknown[] = steps.map((s) => s.value);
+  const fail = (i: number, v: unknown) => describeFailure(steps[i]!.transform!, v);
+  const aggregate = (i: number, record: SourceRecord): string | undefined => {
+    const s = steps[i]!;
+    let joined: string | undefined;
+    for (let j = 0; j < s.sources.length; j++) {
+      const p = read(record, s.sources[j]!, s.guardedSources[j]!);
+      if (p === undefined || p === null || p === "") continue;
+      const t = text(p);
+      if (t === "") continue;
+      joined = joined === undefined ? t : joined + s.delimiter + t;
+    }
+    return joined;
+  };
+  const setOwn = (o: Record<string, unknown>, k: string, v: unknown) => Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+
+  const body: string[] = ["const o = {};", "let v, x;"];
+  steps.forEach((s, i) => {
+    const t = lit(s.target);
+    // `__proto__` as a target would set the row's prototype instead of a column.
+    const assign = (val: string) => (s.target === "__proto__" ? `setOwn(o, ${t}, ${val});` : `o[${t}] = ${val};`);
+    if (s.kind === STATIC) {
+      if (s.value !== undefined) body.push(assign(`values[${i}]`));
+      return;
+    }
+    if (s.kind === AGGREGATED) body.push(`v = aggregate(${i}, r);`);
+    else body.push(s.guarded ? `v = read(r, ${lit(s.source)}, true);` : `v = r[${lit(s.source)}];`);
+    if (s.fn === null) {
+      body.push(`if (v !== undefined && v !== "") ${assign("v")}`);
+    } else {
+      body.push(
+        `if (v !== undefined && v !== "") {`,
+        `  if (v === null) ${assign("v")}`,
+        `  else {`,
+        `    x = fns[${i}](v);`,
+        `    if (x === FAIL) errors.push({ rowIndex, field: ${t}, message: fail(${i}, v) });`,
+        `    else if (x !== "") ${assign("x")}`,
+        `  }`,
+        `}`,
+      );
+    }
+  });
+  body.push("return o;");
+  const factory = new Function("fns", "values", "FAIL", "fail", "aggregate", "read", "setOwn", `return function map(r, rowIndex, errors) {\n${body.join("\n")}\n};`);
+  return factory(fns, values, FAIL, fail, aggregate, read, setOwn) as CompiledMapping["map"];
 }
 
 /** The schema's property names in declaration order. */

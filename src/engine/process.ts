@@ -30,6 +30,16 @@ function parseOptions(req: ProcessRequest): ParseOptions {
   };
 }
 
+/**
+ * The written columns: the mapping's targets, then schema properties with a
+ * `default` that no target fills (validation adds those to every row).
+ */
+function outputColumns(targets: readonly string[], definition: Record<string, unknown>): string[] {
+  const props = (definition.properties ?? {}) as Record<string, unknown>;
+  const extra = Object.keys(props).filter((p) => !targets.includes(p) && typeof props[p] === "object" && props[p] !== null && "default" in (props[p] as object));
+  return [...targets, ...extra];
+}
+
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 function firstErrors(errors: readonly RowError[]): string {
@@ -76,7 +86,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     const input = await openInput(original as unknown as AsyncIterable<Uint8Array>, parseOptions(req));
     summary = input.summary;
 
-    const writer = createWriter(req.outputFormat, mapping.columns);
+    const writer = createWriter(req.outputFormat, outputColumns(mapping.columns, req.schema.definition));
     processed = openSink(store, req.processedKey, writer.contentType);
     await processed.write(writer.begin());
     const rejectWriter = jsonWriter();

@@ -19,7 +19,9 @@ const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 // looser (`01/02/2024`) is ambiguous between day-first and month-first.
 const ISO_DATETIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
-const BOOLEANS: Record<string, boolean> = { true: true, false: false, yes: true, no: false, "1": true, "0": false, y: true, n: false };
+// A Map, not an object: a value such as "constructor" must not find Object.prototype's.
+const BOOLEAN_WORDS: [string, boolean][] = [["true", true], ["false", false], ["yes", true], ["no", false], ["1", true], ["0", false], ["y", true], ["n", false]];
+const BOOLEANS_MAP = new Map(BOOLEAN_WORDS);
 
 function isPlainScalar(v: unknown): v is string | number | boolean | bigint {
   const t = typeof v;
@@ -33,9 +35,64 @@ function asText(v: unknown): string | typeof FAIL {
   return FAIL;
 }
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 function validDate(y: number, m: number, d: number): boolean {
   if (m < 1 || m > 12 || d < 1) return false;
-  return d <= new Date(Date.UTC(y, m, 0)).getUTCDate();
+  const leap = m === 2 && y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  return d <= DAYS_IN_MONTH[m - 1]! + (leap ? 1 : 0);
+}
+
+/** Unsigned digits with at most one point (the common case in files), checked without a regex or a copy. */
+function isPlainDecimal(s: string): boolean {
+  const n = s.length;
+  if (n === 0 || n > 20) return false;
+  let point = false;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46 && !point) point = true;
+    else if (c < 48 || c > 57) return false;
+  }
+  return n > 1 || !point;
+}
+
+/** True when `s` is ASCII without a character in [lo, hi]: its case change would be itself. */
+function asciiWithout(s: string, lo: number, hi: number): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 127 || (c >= lo && c <= hi)) return false;
+  }
+  return true;
+}
+
+/** The number written by `len` ASCII digits at `at`, or -1. */
+function digitsAt(s: string, at: number, len: number): number {
+  let n = 0;
+  for (let i = at; i < at + len; i++) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    n = n * 10 + c;
+  }
+  return n;
+}
+
+/** Text as a decimal number under the DECIMAL rule, or NaN. */
+function decimal(s: string): number {
+  const n = s.length;
+  if (n > 0 && n < 16) {
+    // Whole numbers, the most common case, computed as they are checked.
+    let v = 0;
+    let i = 0;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i) - 48;
+      if (c < 0 || c > 9) break;
+      v = v * 10 + c;
+    }
+    if (i === n) return v;
+  }
+  if (isPlainDecimal(s)) return Number(s);
+  const t = s.trim();
+  return DECIMAL.test(t) ? Number(t) : Number.NaN;
 }
 
 /** Milliseconds since the epoch for an ISO 8601 date or date-time (no offset = UTC), or NaN. */
@@ -73,15 +130,19 @@ function toInstant(v: unknown): number {
 export const TRANSFORM_FNS: Record<Transform, TransformFn> = {
   trim: (v) => {
     const t = asText(v);
-    return t === FAIL ? FAIL : t.trim();
+    if (t === FAIL) return FAIL;
+    // Most values need no trimming; returning them as they are saves a copy per cell.
+    return t.length > 0 && t.charCodeAt(0) > 32 && t.charCodeAt(t.length - 1) > 32 && t.charCodeAt(0) < 127 && t.charCodeAt(t.length - 1) < 127 ? t : t.trim();
   },
   uppercase: (v) => {
     const t = asText(v);
-    return t === FAIL ? FAIL : t.toUpperCase();
+    if (t === FAIL) return FAIL;
+    return asciiWithout(t, 97, 122) ? t : t.toUpperCase();
   },
   lowercase: (v) => {
     const t = asText(v);
-    return t === FAIL ? FAIL : t.toLowerCase();
+    if (t === FAIL) return FAIL;
+    return asciiWithout(t, 65, 90) ? t : t.toLowerCase();
   },
   string: (v) => {
     if (typeof v === "string") return v;
@@ -90,31 +151,28 @@ export const TRANSFORM_FNS: Record<Transform, TransformFn> = {
     return t === FAIL ? JSON.stringify(v) : t;
   },
   number: (v) => {
-    if (typeof v === "number") return Number.isFinite(v) ? v : FAIL;
-    if (typeof v !== "string") return FAIL;
-    const t = v.trim();
-    if (!DECIMAL.test(t)) return FAIL;
-    const n = Number(t);
+    const n = typeof v === "string" ? decimal(v) : typeof v === "number" ? v : Number.NaN;
     return Number.isFinite(n) ? n : FAIL;
   },
   integer: (v) => {
-    let n: number;
-    if (typeof v === "number") n = v;
-    else if (typeof v === "string") {
-      const t = v.trim();
-      if (!DECIMAL.test(t)) return FAIL;
-      n = Number(t);
-    } else return FAIL;
+    const n = typeof v === "string" ? decimal(v) : typeof v === "number" ? v : Number.NaN;
     return Number.isSafeInteger(n) ? n : FAIL;
   },
   boolean: (v) => {
     if (typeof v === "boolean") return v;
     if (typeof v === "number") return v === 1 ? true : v === 0 ? false : FAIL;
     if (typeof v !== "string") return FAIL;
-    const b = BOOLEANS[v.trim().toLowerCase()];
+    const b = BOOLEANS_MAP.get(v) ?? BOOLEANS_MAP.get(v.trim().toLowerCase());
     return b === undefined ? FAIL : b;
   },
   date: (v) => {
+    if (typeof v === "string" && v.length === 10) {
+      // YYYY-MM-DD as given, the common case: read by position, without a regex match or copies.
+      const y = digitsAt(v, 0, 4);
+      const m = digitsAt(v, 5, 2);
+      const d = digitsAt(v, 8, 2);
+      if (y >= 0 && m >= 0 && d >= 0 && v.charCodeAt(4) === 45 && v.charCodeAt(7) === 45) return validDate(y, m, d) ? v : FAIL;
+    }
     if (typeof v === "string") {
       const m = ISO_DATE.exec(v.trim());
       if (m) return validDate(Number(m[1]), Number(m[2]), Number(m[3])) ? m[0] : FAIL;
