@@ -59,6 +59,12 @@ describe("unknown ids and other workspaces are 404 on every route", () => {
     expect((await h.ok(ws, "GET", `/pipeline-runs/${run.id}`)).status).toBe(run.status);
   });
 
+  test("/pipeline-runs/delta is the delta route, not a run called 'delta'", async () => {
+    const res = await h.api(ws, "GET", "/pipeline-runs/delta");
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/baseRunId/);
+  });
+
   test("no key is a 401 before anything is read", async () => {
     expectError(await h.request("GET", "/pipeline-runs"), 401, "unauthorized");
     expectError(await uploadFile(h, ws, fx.pipeline.id, { name: "a.csv", content: ITEMS_CSV }, { key: null }), 401, "unauthorized");

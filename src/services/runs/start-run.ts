@@ -117,7 +117,8 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     throw e;
   }
   await publishStatus(ctx, row, "pending", null);
-  return loadRun(ctx, { workspaceId, id });
+  // The run as created: a worker may already have taken it, but the caller is told what it started.
+  return { row, pipelineName: pipeline.name, connectionName: conn?.name ?? null };
 }
 
 async function findByIdempotencyKey(ctx: ServiceContext, workspaceId: string, key: string): Promise<RunRecord | null> {
