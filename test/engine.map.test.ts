@@ -148,7 +148,7 @@ describe("compileMapping", () => {
     expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
     expect(row[evil]).toBe("v");
     expect(Object.hasOwn(row, "__proto__")).toBe(false); // record has no own `constructor`: absent
-    expect(row.toString).toBe("t");
+    expect(row["toString"]).toBe("t");
     expect(row.hasOwn).toBe("p");
     const { row: withProto } = mapOne([{ target: "__proto__", source: "a" }], { a: "x" });
     expect(Object.getPrototypeOf(withProto)).toBe(Object.prototype);
