@@ -95,11 +95,9 @@ describe("an uploaded CSV runs to completed", () => {
     abort.abort();
     const mine = events.filter((e) => e.runId === run.id);
     // The upload and the worker publish independently (on Postgres the worker may be quicker than the upload's own event).
-    expect(mine.map((e) => [e.previousStatus, e.status]).sort()).toEqual([
-      [null, "pending"],
-      ["pending", "processing"],
-      ["processing", "completed"],
-    ].sort());
+    expect(mine.map((e) => `${e.previousStatus} -> ${e.status}`).sort()).toEqual(
+      ["null -> pending", "pending -> processing", "processing -> completed"].sort(),
+    );
     expect(mine.every((e) => e.workspaceId === ws.workspaceId && e.pipelineId === fx.pipeline.id)).toBe(true);
   });
 
