@@ -1,6 +1,6 @@
 import Papa from "papaparse";
 import { EngineInputError, type ParseLimits, type SourceRecord } from "../types";
-import { BATCH_SIZE, RecordBuilder, RowNotes, checkColumns, columnNames, mib, positionalName } from "./records";
+import { Batcher, RecordBuilder, RowNotes, checkColumns, columnNames, mib, positionalName } from "./records";
 
 export interface DelimitedOptions {
   delimiter: string;
@@ -61,12 +61,12 @@ export async function* parseDelimited(
   let partial = "";
   let base = 0;
   let records = 0;
-  let batch: SourceRecord[] = [];
+  const batch = new Batcher();
 
   const take = (rows: string[][], checkSize: boolean): void => {
     for (let r = 0; r < rows.length; r++) {
       const row = rows[r]!;
-      if (opts.skipEmptyLines && row[0] === "" && isBlank(row)) continue;
+      if (opts.skipEmptyLines && row[0]!.trim() === "" && isBlank(row)) continue;
       if (row.length > limits.maxColumns) checkColumns(row.length, limits, columns ? `Record ${records + 1}` : "The header row");
       if (checkSize) checkRowSize(row, records + 1, opts.delimiter.length, limits);
       if (columns === null) {
@@ -98,10 +98,7 @@ export async function* parseDelimited(
           "Check mappings.options.quote and mappings.options.delimiter.",
       );
     }
-    if (batch.length >= BATCH_SIZE) {
-      yield batch;
-      batch = [];
-    }
+    yield* batch.full();
   }
   if (partial.length > 0) {
     const res = parser.parse(partial, base, false);
@@ -117,11 +114,12 @@ export async function* parseDelimited(
   if (columns === null) {
     throw new EngineInputError("The file has no rows: it is empty or holds only blank lines.");
   }
-  if (batch.length > 0) yield batch;
+  yield* batch.rest();
 }
 
+/** Blank: every field empty or whitespace (a `,,,` line from a spreadsheet, a stray `\r`). */
 function isBlank(row: readonly string[]): boolean {
-  for (let i = 0; i < row.length; i++) if (row[i] !== "") return false;
+  for (let i = 0; i < row.length; i++) if (row[i]!.trim() !== "") return false;
   return true;
 }
 

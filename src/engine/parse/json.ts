@@ -1,6 +1,6 @@
 import { JSONParser, TokenType } from "@streamparser/json";
 import { EngineInputError, type ParseLimits, type SourceRecord } from "../types";
-import { BATCH_SIZE, checkColumns, mib } from "./records";
+import { Batcher, checkColumns, mib } from "./records";
 
 /**
  * Columns of JSON-shaped records: keys in the order first seen. Records are
@@ -116,7 +116,7 @@ export async function* parseJson(
   const parser = new JSONParser({ paths: [segments.length ? `$.${segments.join(".")}.*` : "$.*"], keepStack: false });
   const cols = new KeyColumns(limits);
   onColumns(cols.columns);
-  let batch: SourceRecord[] = [];
+  const batch = new Batcher();
   let records = 0;
   let tokenEnd = 0;
   let recordEnd = 0;
@@ -163,10 +163,7 @@ export async function* parseJson(
           : `No records at ${describe} in the first ${mib(limits.maxRecordBytes)} of the file; check mappings.options.recordPath.`,
       );
     }
-    if (batch.length >= BATCH_SIZE) {
-      yield batch;
-      batch = [];
-    }
+    yield* batch.full();
   }
   if (!parser.isEnded) {
     try {
@@ -182,7 +179,7 @@ export async function* parseJson(
         : `The JSON file has no array at ${describe}; check mappings.options.recordPath (a dotted path such as "data.items").`,
     );
   }
-  if (batch.length > 0) yield batch;
+  yield* batch.rest();
 }
 
 /** NDJSON / JSON Lines: one JSON object per line; blank lines are skipped. */
@@ -197,7 +194,7 @@ export async function* parseNdjson(
   let partial = "";
   let line = 0;
   let records = 0;
-  let batch: SourceRecord[] = [];
+  const batch = new Batcher();
 
   const take = (raw: string): void => {
     line++;
@@ -236,12 +233,9 @@ export async function* parseNdjson(
     if (partial.length > limits.maxRecordBytes) {
       throw new EngineInputError(`Line ${line + 1} is longer than ${mib(limits.maxRecordBytes)} (limits.maxRecordBytes) and has no line break.`);
     }
-    if (batch.length >= BATCH_SIZE) {
-      yield batch;
-      batch = [];
-    }
+    yield* batch.full();
   }
   if (partial.length > 0) take(partial);
   if (records === 0) throw new EngineInputError("The NDJSON file has no records (only blank lines).");
-  if (batch.length > 0) yield batch;
+  yield* batch.rest();
 }

@@ -109,3 +109,31 @@ export class RecordBuilder {
     return rec;
   }
 }
+
+/** Collects records into batches of BATCH_SIZE, however many a parsed piece produced at once. */
+export class Batcher {
+  private current: SourceRecord[] = [];
+  private ready: SourceRecord[][] = [];
+
+  push(rec: SourceRecord): void {
+    this.current.push(rec);
+    if (this.current.length >= BATCH_SIZE) {
+      this.ready.push(this.current);
+      this.current = [];
+    }
+  }
+
+  /** The full batches so far. */
+  *full(): Generator<SourceRecord[]> {
+    const ready = this.ready;
+    this.ready = [];
+    yield* ready;
+  }
+
+  /** Everything left, at the end of the input. */
+  *rest(): Generator<SourceRecord[]> {
+    yield* this.full();
+    if (this.current.length > 0) yield this.current;
+    this.current = [];
+  }
+}

@@ -1,7 +1,7 @@
 import ExcelJS from "exceljs";
 import { Readable } from "node:stream";
 import { EngineInputError, type ParseLimits, type SourceRecord } from "../types";
-import { BATCH_SIZE, RecordBuilder, type RowNotes, checkColumns, columnNames, positionalName } from "./records";
+import { Batcher, RecordBuilder, type RowNotes, checkColumns, columnNames, positionalName } from "./records";
 
 export interface XlsxOptions {
   sheet?: string;
@@ -38,12 +38,17 @@ export async function* parseXlsx(
   let columns: string[] | null = null;
   let records = 0;
   let read = false;
-  let batch: SourceRecord[] = [];
+  const batch = new Batcher();
   try {
     for await (const ws of reader as AsyncIterable<SheetReader>) {
       const name = ws.name ?? `Sheet${seen.length + 1}`;
       seen.push(name);
-      if (opts.sheet !== undefined && name !== opts.sheet) continue;
+      if (read || (opts.sheet !== undefined && name !== opts.sheet)) {
+        // Read other sheets through to their end: exceljs may have spooled them to temporary
+        // files that it removes only once a sheet is consumed (skipping one fails on a removed file).
+        for await (const _ of ws);
+        continue;
+      }
       read = true;
       for await (const row of ws) {
         const values = rowValues(row);
@@ -59,12 +64,8 @@ export async function* parseXlsx(
         while (values.length < columns.length) values.push(null);
         records++;
         batch.push(builder.build(values, records));
-        if (batch.length >= BATCH_SIZE) {
-          yield batch;
-          batch = [];
-        }
+        yield* batch.full();
       }
-      break;
     }
   } catch (err) {
     if (err instanceof EngineInputError) throw err;
@@ -82,7 +83,7 @@ export async function* parseXlsx(
     );
   }
   if (columns === null) throw new EngineInputError("The worksheet is empty: it has no rows.");
-  if (batch.length > 0) yield batch;
+  yield* batch.rest();
 }
 
 function rowValues(row: ExcelJS.Row): unknown[] {

@@ -1,7 +1,7 @@
 import { XMLParser } from "fast-xml-parser";
 import { EngineInputError, type ParseLimits, type SourceRecord } from "../types";
 import { KeyColumns } from "./json";
-import { BATCH_SIZE, mib } from "./records";
+import { Batcher, mib } from "./records";
 
 /**
  * One record element parsed by fast-xml-parser: attributes as `@name`, child
@@ -49,7 +49,7 @@ export async function* parseXml(
   let records = 0;
   let rootSeen = false;
   const siblings = new Set<string>(); // names seen where records were expected, for the error message
-  let batch: SourceRecord[] = [];
+  const batch = new Batcher();
 
   const lineAt = (at: number): number => {
     let n = linesBefore + 1;
@@ -65,6 +65,7 @@ export async function* parseXml(
     return true;
   };
   const emit = (from: number, to: number): void => {
+    if (to - from > limits.maxRecordBytes) fail(from, `record ${records + 1} is larger than ${mib(limits.maxRecordBytes)} (limits.maxRecordBytes).`);
     const slice = buf.slice(from, to);
     let parsed: Record<string, unknown>;
     try {
@@ -174,10 +175,7 @@ export async function* parseXml(
           : `a tag or comment longer than ${mib(limits.maxRecordBytes)} (limits.maxRecordBytes).`,
       );
     }
-    if (batch.length >= BATCH_SIZE) {
-      yield batch;
-      batch = [];
-    }
+    yield* batch.full();
   }
   if (!rootSeen) throw new EngineInputError("The file holds no XML element.");
   if (stack.length > 0) {
@@ -188,7 +186,7 @@ export async function* parseXml(
       `No <${wanted[wanted.length - 1]}> elements at recordPath "${opts.recordPath}"; found <${[...siblings].join(">, <")}> there. Check mappings.options.recordPath (element names from the root, dotted).`,
     );
   }
-  if (batch.length > 0) yield batch;
+  yield* batch.rest();
 }
 
 /** Index of the `>` ending the tag whose name starts at `from`, skipping quoted attribute values; -1 when not in buf yet. */
