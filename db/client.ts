@@ -24,7 +24,12 @@ import * as sqliteSchema from "./sqlite/schema";
  */
 export type Tables = typeof pgSchema;
 type PgDb = PostgresJsDatabase<Tables>;
-export type Writer = Pick<PgDb, "select" | "selectDistinct" | "insert" | "update" | "delete" | "$count">;
+/**
+ * `execute` (raw SQL in the transaction) exists on Postgres only; the job
+ * queue uses it there to enqueue through graphile-worker's add_job in the
+ * caller's transaction. SQLite's handle has none.
+ */
+export type Writer = Pick<PgDb, "select" | "selectDistinct" | "insert" | "update" | "delete" | "$count" | "execute">;
 export type Reader = Pick<PgDb, "select" | "selectDistinct" | "$count">;
 export type Dialect = "sqlite" | "pg";
 

@@ -1,17 +1,47 @@
+import { hostname } from "node:os";
 import type { Database } from "../../db/client";
 import type { Clock } from "../domain/clock";
 import type { Logger } from "../logger";
+import { defaultRetryPolicy, type RetryPolicy } from "./backoff";
+import { createPgJobQueue } from "./pg-queue";
 import type { JobQueue } from "./port";
+import { SqliteJobQueue } from "./sqlite-queue";
 
 export interface QueueOptions {
   db: Database;
   log: Logger;
-  clock: Clock;
+  /**
+   * Not used for the queue's own timing: leases, backoff and cron slots run
+   * on wall-clock time (on Postgres the database's clock), because a lease
+   * must expire when real time passes, not when a test moves a clock.
+   */
+  clock?: Clock;
+  /** Jobs in hand at once in this process. */
   concurrency: number;
+  /**
+   * How long a worker may be silent before its jobs are taken from it. SQLite:
+   * the lease a heartbeat renews every third of it. Postgres: how long a job
+   * must have been locked by a worker whose liveness lock is gone. Default 30 s.
+   */
+  leaseMs?: number;
+  /** Longest sleep between looks for due jobs when nothing wakes the queue sooner. Default 1 s. */
+  pollMs?: number;
+  /** Backoff between attempts. Default 5 s doubling up to 15 min, with jitter. */
+  retry?: Partial<RetryPolicy>;
 }
 
-// PENDING(jobs helper): replaced by the SQLite and Postgres queues.
-export async function createJobQueue(_opts: QueueOptions): Promise<JobQueue> {
-  const pending = () => Promise.reject(new Error("jobs: implementation pending"));
-  return { kind: "sqlite", enqueue: pending, add: pending, start: async () => {}, stop: async () => {} };
+/** The queue for the configured database: a jobs table on SQLite, graphile-worker on Postgres (docs/decisions/jobs.md). */
+export async function createJobQueue(opts: QueueOptions): Promise<JobQueue> {
+  const common = {
+    db: opts.db,
+    log: opts.log.child({ component: "jobs" }),
+    concurrency: Math.max(1, opts.concurrency),
+    leaseMs: opts.leaseMs ?? 30_000,
+    pollMs: opts.pollMs ?? 1_000,
+    retry: { ...defaultRetryPolicy, ...opts.retry },
+  };
+  if (opts.db.dialect === "pg") return createPgJobQueue(common);
+  return new SqliteJobQueue({ ...common, workerId: `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}` });
 }
+
+export type { CronSpec, JobContext, JobDefinition, JobQueue, JobSpec } from "./port";

@@ -1,0 +1,361 @@
+import { and, eq, inArray, lt, lte, min, or, sql } from "drizzle-orm";
+import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import type { Database, Writer } from "../../db/client";
+import { jobs } from "../../db/sqlite/schema/jobs";
+import { newId } from "../domain/ids";
+import type { Logger } from "../logger";
+import type { RetryPolicy } from "./backoff";
+import { checkCron, latestSlot, nextSlot } from "./cron";
+import type { CronSpec, JobDefinition, JobQueue, JobSpec } from "./port";
+import { asError, runJob } from "./run-job";
+import { checkSpec, DEFAULT_MAX_ATTEMPTS } from "./spec";
+
+export interface SqliteQueueOptions {
+  db: Database;
+  log: Logger;
+  concurrency: number;
+  leaseMs: number;
+  pollMs: number;
+  retry: RetryPolicy;
+  workerId: string;
+}
+
+type Sqlite = BunSQLiteDatabase<Record<string, never>>;
+const asSqlite = (w: Writer | Database["read"]) => w as unknown as Sqlite;
+
+interface InHand {
+  id: string;
+  attempts: number;
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/** Schedules keep their last fired slot in a row of their own: `cron:<name>`, status "cron", never claimed. */
+const cronRowId = (name: string) => `cron:${name}`;
+
+/**
+ * The embedded default's queue: the `jobs` table, claimed under a lease.
+ * One process owns the database, but the lease makes no assumption about
+ * it: a claim is a `BEGIN IMMEDIATE` transaction (db.tx), a lease that ran
+ * out (a killed process) is claimed again, and every write that ends an
+ * attempt is conditional on still holding the lease.
+ */
+export class SqliteJobQueue implements JobQueue {
+  readonly kind = "sqlite" as const;
+  private readonly definitions = new Map<string, JobDefinition<unknown>>();
+  private crons: CronSpec[] = [];
+  private readonly inHand = new Map<string, InHand>();
+  private running = false;
+  private startedAt = new Date(0);
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private heartbeat: ReturnType<typeof setInterval> | null = null;
+  private passing: Promise<void> | null = null;
+  private again = false;
+
+  constructor(private readonly o: SqliteQueueOptions) {}
+
+  async enqueue(w: Writer, spec: JobSpec): Promise<void> {
+    checkSpec(spec);
+    const now = new Date();
+    await asSqlite(w)
+      .insert(jobs)
+      .values({
+        id: newId("job"),
+        name: spec.name,
+        // Wrapped, so that a null payload is JSON and not SQL NULL.
+        payload: { payload: spec.payload ?? null },
+        jobKey: spec.key ?? null,
+        status: "pending",
+        attempts: 0,
+        maxAttempts: spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+        runAt: spec.runAt ?? now,
+        createdAt: now,
+        updatedAt: now,
+      })
+      // The only other unique index is job_key: a job with this key is waiting or running.
+      .onConflictDoNothing();
+    // Claims run in db.tx, behind the caller's still-open transaction, so
+    // this pass sees the job only once it is committed (and never if not).
+    this.wake();
+  }
+
+  add(spec: JobSpec): Promise<void> {
+    return this.o.db.tx((w) => this.enqueue(w, spec));
+  }
+
+  async start(definitions: JobDefinition<any>[], crons: CronSpec[] = []): Promise<void> {
+    if (this.running) throw new Error("job queue already started");
+    for (const d of definitions) this.definitions.set(d.name, d);
+    for (const c of crons) {
+      checkCron(c);
+      if (!this.definitions.has(c.job)) throw new Error(`cron "${c.name}" names job "${c.job}", which has no definition`);
+    }
+    this.crons = crons;
+    this.startedAt = new Date();
+    await this.registerCrons();
+    this.running = true;
+    this.heartbeat = setInterval(() => void this.renewLeases(), Math.max(10, Math.floor(this.o.leaseMs / 3)));
+    this.wake();
+  }
+
+  async stop(timeoutMs = 10_000): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    await this.passing;
+    const inHand = [...this.inHand.values()];
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.allSettled(inHand.map((j) => j.done)),
+      new Promise<void>((r) => (timer = setTimeout(r, timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    const left = [...this.inHand.values()];
+    if (left.length > 0) await this.release(left);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
+
+  /** Hands unfinished jobs back at once (not at lease expiry); an attempt cut short by shutdown is not counted. */
+  private async release(left: InHand[]): Promise<void> {
+    for (const j of left) {
+      this.inHand.delete(j.id);
+      j.controller.abort(new Error("job queue stopping: job handed back"));
+    }
+    await this.o.db.tx(async (w) => {
+      for (const j of left) {
+        await asSqlite(w)
+          .update(jobs)
+          .set({ status: "pending", lockedBy: null, lockedUntil: null, attempts: j.attempts - 1, updatedAt: new Date() })
+          .where(and(eq(jobs.id, j.id), eq(jobs.lockedBy, this.o.workerId), eq(jobs.attempts, j.attempts)));
+      }
+    });
+    this.o.log.warn({ jobs: left.map((j) => j.id) }, "job queue stopped with jobs in hand; handed them back");
+  }
+
+  private wake(): void {
+    if (!this.running) return;
+    if (this.passing) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.pass(), 0);
+  }
+
+  private pass(): void {
+    this.timer = null;
+    if (!this.running || this.passing) return;
+    this.again = false;
+    this.passing = this.claimAndSchedule()
+      .catch((e) => this.o.log.error({ err: asError(e) }, "job queue pass failed"))
+      .finally(() => {
+        this.passing = null;
+        if (this.again) this.wake();
+      });
+  }
+
+  private async claimAndSchedule(): Promise<void> {
+    await this.fireCrons();
+    const free = this.o.concurrency - this.inHand.size;
+    if (free > 0) {
+      const claimed = await this.claim(free);
+      for (const row of claimed) this.process(row);
+      if (claimed.length === free) this.again = true;
+    }
+    await this.scheduleNext();
+  }
+
+  private async claim(limit: number) {
+    const names = [...this.definitions.keys()];
+    if (names.length === 0) return [];
+    return this.o.db.tx(async (w) => {
+      const now = new Date();
+      const rows = await asSqlite(w)
+        .select()
+        .from(jobs)
+        .where(
+          and(
+            inArray(jobs.name, names),
+            or(
+              and(eq(jobs.status, "pending"), lte(jobs.runAt, now)),
+              // A lease that ran out: its worker died (the heartbeat renews live ones).
+              and(eq(jobs.status, "running"), lt(jobs.lockedUntil, now)),
+            ),
+          ),
+        )
+        .orderBy(jobs.runAt)
+        .limit(limit);
+      const lockedUntil = new Date(now.getTime() + this.o.leaseMs);
+      for (const row of rows) {
+        row.attempts += 1;
+        await asSqlite(w)
+          .update(jobs)
+          .set({ status: "running", attempts: row.attempts, lockedBy: this.o.workerId, lockedUntil, updatedAt: now })
+          .where(eq(jobs.id, row.id));
+      }
+      return rows;
+    });
+  }
+
+  private process(row: typeof jobs.$inferSelect): void {
+    const controller = new AbortController();
+    const entry: InHand = { id: row.id, attempts: row.attempts, controller, done: Promise.resolve() };
+    this.inHand.set(row.id, entry);
+    entry.done = (async () => {
+      const outcome = await runJob({
+        definition: this.definitions.get(row.name)!,
+        payload: (row.payload as { payload: unknown }).payload,
+        jobId: row.id,
+        attempt: row.attempts,
+        maxAttempts: row.maxAttempts,
+        signal: controller.signal,
+        retry: this.o.retry,
+        log: this.o.log,
+      });
+      // Released at shutdown or lease lost: the job is no longer ours to record.
+      if (this.inHand.get(row.id) !== entry) return;
+      const mine = and(eq(jobs.id, row.id), eq(jobs.lockedBy, this.o.workerId), eq(jobs.attempts, row.attempts));
+      const now = new Date();
+      await this.o.db.tx(async (w) => {
+        const q = asSqlite(w);
+        if (outcome.status === "completed") await q.delete(jobs).where(mine);
+        else if (outcome.status === "retry") {
+          await q
+            .update(jobs)
+            .set({
+              status: "pending",
+              runAt: new Date(now.getTime() + outcome.delayMs),
+              lockedBy: null,
+              lockedUntil: null,
+              lastError: outcome.error.message,
+              updatedAt: now,
+            })
+            .where(mine);
+        } else {
+          // Failed jobs stay for inspection; their key is freed so the same key can be enqueued again.
+          await q
+            .update(jobs)
+            .set({ status: "failed", jobKey: null, lockedBy: null, lockedUntil: null, lastError: outcome.error.message, updatedAt: now })
+            .where(mine);
+        }
+      });
+      this.inHand.delete(row.id);
+    })()
+      .catch((e) => {
+        // Recording the outcome failed (database gone?): the lease runs out and the job is claimed again.
+        this.inHand.delete(row.id);
+        this.o.log.error({ jobId: row.id, err: asError(e) }, "could not record job outcome");
+      })
+      .finally(() => this.wake());
+  }
+
+  private async renewLeases(): Promise<void> {
+    const held = [...this.inHand.values()];
+    if (held.length === 0) return;
+    try {
+      const now = Date.now();
+      const renewed = await this.o.db.tx((w) =>
+        asSqlite(w)
+          .update(jobs)
+          .set({ lockedUntil: new Date(now + this.o.leaseMs) })
+          .where(
+            and(
+              inArray(
+                jobs.id,
+                held.map((j) => j.id),
+              ),
+              eq(jobs.lockedBy, this.o.workerId),
+              eq(jobs.status, "running"),
+            ),
+          )
+          .returning({ id: jobs.id }),
+      );
+      const kept = new Set(renewed.map((r) => r.id));
+      for (const j of held) {
+        if (kept.has(j.id) || this.inHand.get(j.id) !== j) continue;
+        // Someone else holds it now (our lease ran out while we were stalled): stop working on it.
+        this.inHand.delete(j.id);
+        j.controller.abort(new Error("job lease lost"));
+        this.o.log.error({ jobId: j.id }, "job lease lost; abandoning the attempt");
+      }
+    } catch (e) {
+      this.o.log.error({ err: asError(e) }, "could not renew job leases");
+    }
+  }
+
+  /** The first time an instance sees a schedule it records the current slot as done: a new schedule fires from its next slot. */
+  private async registerCrons(): Promise<void> {
+    if (this.crons.length === 0) return;
+    await this.o.db.tx(async (w) => {
+      const now = new Date();
+      for (const c of this.crons) {
+        await asSqlite(w)
+          .insert(jobs)
+          .values({
+            id: cronRowId(c.name),
+            name: c.job,
+            payload: { cron: c.cron },
+            status: "cron",
+            attempts: 0,
+            maxAttempts: 0,
+            runAt: latestSlot(c.cron, now),
+            createdAt: now,
+            updatedAt: now,
+          })
+          .onConflictDoNothing();
+      }
+    });
+  }
+
+  /**
+   * Fires each schedule's latest slot once: the row's run_at moves to the
+   * slot in the same transaction that enqueues the job, so neither a second
+   * instance nor a restart fires it again. Slots that passed before this
+   * instance started are not caught up (graphile-worker without backfill
+   * does the same).
+   */
+  private async fireCrons(): Promise<void> {
+    if (this.crons.length === 0) return;
+    const now = new Date();
+    const due = this.crons
+      .map((c) => ({ c, slot: latestSlot(c.cron, now) }))
+      .filter(({ slot }) => slot.getTime() >= this.startedAt.getTime() - 1000);
+    if (due.length === 0) return;
+    await this.o.db.tx(async (w) => {
+      for (const { c, slot } of due) {
+        const moved = await asSqlite(w)
+          .update(jobs)
+          .set({ runAt: slot, updatedAt: now })
+          .where(and(eq(jobs.id, cronRowId(c.name)), eq(jobs.status, "cron"), lt(jobs.runAt, slot)))
+          .returning({ id: jobs.id });
+        if (moved.length === 0) continue;
+        await this.enqueue(w, { name: c.job, payload: c.payload ?? null, runAt: slot });
+        this.o.log.info({ cron: c.name, slot }, "cron fired");
+      }
+    });
+  }
+
+  /** Sleeps until the next thing that can become due (a run_at, a lease end, a cron slot), at most one poll interval. */
+  private async scheduleNext(): Promise<void> {
+    if (!this.running || this.again) return;
+    const now = Date.now();
+    let next = now + this.o.pollMs;
+    const names = [...this.definitions.keys()];
+    if (names.length > 0) {
+      const [row] = await asSqlite(this.o.db.read)
+        .select({
+          pending: min(sql`case when ${jobs.status} = 'pending' then ${jobs.runAt} end`),
+          lease: min(sql`case when ${jobs.status} = 'running' then ${jobs.lockedUntil} end`),
+        })
+        .from(jobs)
+        .where(and(inArray(jobs.name, names), inArray(jobs.status, ["pending", "running"])));
+      // Times already past are jobs waiting for a free slot: the job that frees it wakes the loop.
+      for (const t of [row?.pending, row?.lease]) if (typeof t === "number" && t > now) next = Math.min(next, t + 1);
+    }
+    for (const c of this.crons) next = Math.min(next, nextSlot(c.cron, new Date(now)).getTime());
+    if (!this.running || this.again) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.pass(), Math.max(0, next - Date.now()));
+  }
+}
