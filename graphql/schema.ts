@@ -8,6 +8,7 @@ import { defined } from "./args";
 import { builder } from "./builder";
 import { enumNamed, inputType, outputType } from "./from-zod";
 import { pageOf, paged } from "./page";
+import "./files";
 import "./runs";
 
 const Connection = outputType(connections.Connection);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createKey } from "../src/services/keys/create-key";
 import { revokeKey } from "../src/services/keys/revoke-key";
+import { fixtureRun } from "./helpers/fixture-runs";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 
 /**
@@ -12,7 +13,7 @@ import { Harness, type TestWorkspace } from "./helpers/harness";
 let h: Harness;
 let owner: TestWorkspace;
 let intruder: TestWorkspace;
-const a = { connection: "", server: "", schema: "", webhook: "", pipeline: "" };
+const a = { connection: "", server: "", schema: "", webhook: "", pipeline: "", run: "" };
 const b = { connection: "", schema: "", pipeline: "" };
 
 // biome-ignore lint/suspicious/noExplicitAny: REST bodies are compared whole
@@ -35,6 +36,8 @@ beforeAll(async () => {
   a.schema = (await h.ok(owner, "POST", "/schemas", { name: "Owner Schema", definition: { type: "object", properties: {} } })).id;
   a.webhook = (await h.ok(owner, "POST", "/webhooks", { name: "Owner Hook", url: "https://owner.example.com/hook" })).id;
   a.pipeline = (await h.ok(owner, "POST", "/pipelines", { name: "Owner Pipeline", clientId: a.connection, schemaId: a.schema, webhookIds: [a.webhook] })).id;
+  const ownerPipeline = { id: a.pipeline, name: "Owner Pipeline", connectionId: a.connection, connectionName: "Owner Server", schemaId: a.schema };
+  a.run = (await fixtureRun(h, owner, ownerPipeline, { rows: [{ sku: "A-1" }] })).id;
 
   b.connection = (await h.ok(intruder, "POST", "/connections", { name: "Intruder Conn" })).id;
   b.schema = (await h.ok(intruder, "POST", "/schemas", { name: "Intruder Schema", definition: { type: "object", properties: {} } })).id;
@@ -135,6 +138,18 @@ const BY_ID: Record<string, { op: string; rest: () => [string, string, unknown?]
     rest: () => ["PATCH", `/webhooks/${a.webhook}`, { url: "https://evil.example.com" }],
   },
   deleteWebhook: { op: "mutation($id: ID!) { deleteWebhook(id: $id) { id } }", id: () => a.webhook, rest: () => ["DELETE", `/webhooks/${a.webhook}`] },
+  run: { op: "query($id: ID!) { run(id: $id) { id status } }", id: () => a.run, rest: () => ["GET", `/pipeline-runs/${a.run}`] },
+  acknowledgeRun: {
+    op: "mutation($id: ID!) { acknowledgeRun(id: $id) { id } }",
+    id: () => a.run,
+    rest: () => ["PATCH", `/pipeline-runs/${a.run}/status`, { status: "acknowledged" }],
+  },
+  retryRun: { op: "mutation($id: ID!) { retryRun(id: $id) { id } }", id: () => a.run, rest: () => ["POST", `/pipeline-runs/${a.run}/retry`] },
+  runFileLink: {
+    op: "query($id: ID!) { runFileLink(id: $id, which: processed) { url } }",
+    id: () => a.run,
+    rest: () => ["GET", `/files/pipeline-runs/${a.run}/processed`],
+  },
 };
 
 describe("another workspace's ids", () => {

@@ -1,6 +1,8 @@
 import { createCallerFactory, router } from "./init";
 import { connectionsRouter } from "./routers/connections";
+import { filesRouter } from "./routers/files";
 import { pipelinesRouter } from "./routers/pipelines";
+import { runsRouter } from "./routers/runs";
 import { schemasRouter } from "./routers/schemas";
 import { webhooksRouter } from "./routers/webhooks";
 
@@ -9,6 +11,8 @@ export const appRouter = router({
   schemas: schemasRouter,
   pipelines: pipelinesRouter,
   webhooks: webhooksRouter,
+  runs: runsRouter,
+  files: filesRouter,
 });
 
 /** Import this type in a client: `createTRPCClient<AppRouter>(...)`. */
