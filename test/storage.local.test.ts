@@ -228,6 +228,15 @@ describe("atomic writes", () => {
     expect((await store.list("")).objects.some((o) => o.key.startsWith(".fps"))).toBe(false);
   });
 
+  test("a body of thousands of tiny chunks is written whole and in order (batched writes)", async () => {
+    const parts = Array.from({ length: 3000 }, (_, i) => `${i},`);
+    const info = await store.put("ws/c/tiny-chunks.csv", (async function* () {
+      for (const p of parts) yield new TextEncoder().encode(p);
+    })());
+    expect(info.size).toBe(parts.join("").length);
+    expect(await new Response(await store.get("ws/c/tiny-chunks.csv")).text()).toBe(parts.join(""));
+  });
+
   test("a reader that opened the object keeps reading the old bytes while a new version lands", async () => {
     await store.put("ws/c/big.bin", new Uint8Array(1024 * 1024).fill(1));
     const reading = await store.get("ws/c/big.bin");

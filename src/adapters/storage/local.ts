@@ -12,6 +12,8 @@ export const MIN_PART_BYTES = 5 * 1024 * 1024;
 export const MAX_PARTS = 10_000;
 const READ_CHUNK = 256 * 1024;
 const WRITE_BATCH = 1024 * 1024;
+/** Under Linux's IOV_MAX (1024), for bodies that arrive in tiny chunks. */
+const MAX_IOVECS = 512;
 const LIST_MAX = 1000;
 
 export interface LocalStoreOptions {
@@ -96,6 +98,8 @@ export class LocalObjectStore implements ObjectStore {
     await mkdir(dirname(tmp), { recursive: true });
     const fh = await open(tmp, "wx");
     const hash = opts.md5 ? createHash("md5") : null;
+    // One write in flight while the next batch is read and hashed, so disk and CPU overlap.
+    let writing: Promise<void> = Promise.resolve();
     try {
       // Request bodies arrive in small chunks; batching them makes far fewer write calls.
       let batch: Uint8Array[] = [];
@@ -104,16 +108,22 @@ export class LocalObjectStore implements ObjectStore {
         hash?.update(chunk);
         batch.push(chunk);
         batched += chunk.byteLength;
-        if (batched >= WRITE_BATCH) {
-          await writeAll(fh, batch.length === 1 ? batch[0]! : Buffer.concat(batch));
+        if (batched >= WRITE_BATCH || batch.length >= MAX_IOVECS) {
+          const data = batch;
+          await writing;
+          writing = writeBatch(fh, data);
+          // Observed now, awaited before the next write: a failure is not an unhandled rejection meanwhile.
+          writing.catch(() => {});
           batch = [];
           batched = 0;
         }
       }
-      if (batched > 0) await writeAll(fh, batch.length === 1 ? batch[0]! : Buffer.concat(batch));
+      await writing;
+      if (batched > 0) await writeBatch(fh, batch);
       await fh.sync();
       await fh.close();
     } catch (e) {
+      await writing.catch(() => {});
       await fh.close().catch(() => {});
       await rm(tmp, { force: true });
       throw e;
@@ -533,6 +543,21 @@ async function writeAll(fh: FileHandle, data: Uint8Array): Promise<void> {
   while (offset < data.byteLength) {
     const { bytesWritten } = await fh.write(data, offset, data.byteLength - offset);
     offset += bytesWritten;
+  }
+}
+
+/** Writes the chunks with one writev (no copy into a joined buffer), finishing any short write chunk by chunk. */
+async function writeBatch(fh: FileHandle, chunks: Uint8Array[]): Promise<void> {
+  const total = chunks.reduce((n, c) => n + c.byteLength, 0);
+  let skip = (await fh.writev(chunks)).bytesWritten;
+  if (skip >= total) return;
+  for (const c of chunks) {
+    if (skip >= c.byteLength) {
+      skip -= c.byteLength;
+      continue;
+    }
+    await writeAll(fh, c.subarray(skip));
+    skip = 0;
   }
 }
 
