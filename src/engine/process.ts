@@ -14,6 +14,14 @@ const ERRORS_IN_MESSAGE = 3;
 
 class Cancelled extends Error {}
 
+async function* chunksOf(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<Uint8Array> {
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    yield value;
+  }
+}
+
 function parseOptions(req: ProcessRequest): ParseOptions {
   const o = req.mappings.options;
   return {
@@ -63,9 +71,16 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
   let summary: ParseSummary | undefined;
   let processed: Sink | null = null;
   let rejects: Sink | null = null;
+  let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  // A parser that gives up early may leave the original unread; cancelling releases its file or connection.
+  const release = async () => {
+    await reader?.cancel().catch(() => {});
+    reader = null;
+  };
   const inputInfo = () => (summary ? { format: summary.format, encoding: summary.encoding, gzip: summary.gzip } : undefined);
 
   const fail = async (errorMessage: string, internalError?: string): Promise<ProcessOutcome> => {
+    await release();
     const reason = new Error(errorMessage);
     await Promise.all([processed?.abort(reason), rejects?.abort(reason)]);
     // The puts are atomic, but a retried run may find an earlier attempt's files.
@@ -83,7 +98,8 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
 
     const original = await store.get(req.originalKey);
     if (!original) return await fail(`The original file is missing from storage (${req.originalKey}); upload it again.`);
-    const input = await openInput(original as unknown as AsyncIterable<Uint8Array>, parseOptions(req));
+    reader = original.getReader();
+    const input = await openInput(chunksOf(reader), parseOptions(req));
     summary = input.summary;
 
     const writer = createWriter(req.outputFormat, outputColumns(mapping.columns, req.schema.definition));
@@ -155,6 +171,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
       );
     }
 
+    await release();
     await processed.write(writer.end());
     const info = await processed.close();
     let rejectsInfo: ProcessOutcome["rejects"] = null;
