@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createEnginePool } from "../src/engine/pool";
 import type { RunEvent } from "../src/adapters/events/port";
 import { jobDefinitions } from "../src/jobs/definitions";
 import type { JobContext, JobDefinition } from "../src/jobs/port";
@@ -157,6 +161,47 @@ describe("the run.process job", () => {
       ["pending", "processing"],
       ["processing", "completed"],
     ]);
+  });
+});
+
+describe("when the engine itself fails", () => {
+  /** A real pool whose worker thread dies on its first request: what a crash in a worker looks like to the service. */
+  async function withCrashingEngine(fn: () => Promise<void>) {
+    const dir = mkdtempSync(join(tmpdir(), "fps-crash-"));
+    const script = join(dir, "crash-worker.ts");
+    writeFileSync(script, "self.onmessage = () => { process.exit(3); };\n");
+    const real = h.svc.engine;
+    const crashing = createEnginePool({ size: 1, workerUrl: script });
+    h.svc.engine = crashing;
+    try {
+      await fn();
+    } finally {
+      h.svc.engine = real;
+      await crashing.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  test("a worker that dies is not the file's fault: the job throws for a retry and the run stays processing; the next attempt completes it", async () => {
+    const run = await startUpload(h, ws, fx.pipeline.id);
+    await withCrashingEngine(async () => {
+      await expect(handle({ runId: run.id, attempt: 1 })).rejects.toThrow(/stopped unexpectedly/);
+    });
+    const mid = await h.ok(ws, "GET", `/pipeline-runs/${run.id}`);
+    expect(mid.status).toBe("processing");
+    expect("errorMessage" in mid).toBe(false);
+    await handle({ runId: run.id, attempt: 1 }, 2);
+    expect((await h.ok(ws, "GET", `/pipeline-runs/${run.id}`)).status).toBe("completed");
+  });
+
+  test("a job stopped by shutdown leaves the run processing for the next worker", async () => {
+    const run = await startUpload(h, ws, fx.pipeline.id);
+    const stop = new AbortController();
+    stop.abort(new Error("queue stopping"));
+    await expect(job.handle(job.parse({ runId: run.id, attempt: 1 }), { ...jobContext(), signal: stop.signal })).rejects.toThrow();
+    expect((await h.ok(ws, "GET", `/pipeline-runs/${run.id}`)).status).toBe("processing");
+    await handle({ runId: run.id, attempt: 1 }, 2);
+    expect((await h.ok(ws, "GET", `/pipeline-runs/${run.id}`)).status).toBe("completed");
   });
 });
 

@@ -24,8 +24,9 @@ export interface ProcessRunOptions {
  * output. Every status change is a guarded update (`where status = ...`),
  * so two workers can never both move one run. A thrown error (the engine's
  * worker died, storage or database unreachable) leaves the run
- * `processing` and the queue retries the job; a file the engine cannot
- * read is an outcome, and the run fails with the engine's message.
+ * `processing` and the queue retries the job, and so does an engine
+ * outcome marked as an internal failure; a file the engine cannot read is
+ * an outcome, and the run fails at once with the engine's message.
  *
  * Returns the status the run ended in, or null when there was nothing to do.
  */
@@ -96,6 +97,13 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
     opts.signal,
   );
 
+  // The queue is stopping: the run stays `processing` and the job goes back for another worker.
+  if (opts.signal?.aborted) throw new Error(`run ${row.id}: processing interrupted by shutdown`);
+  if (!outcome.ok && outcome.internalError !== undefined) {
+    // Not the file's fault (a worker died, storage failed): the queue tries again with backoff, and gives up after the last attempt.
+    ctx.log.error({ runId: row.id, attempt: row.attempt, internalError: outcome.internalError }, "run.process: engine failed unexpectedly");
+    throw new Error(outcome.errorMessage ?? "the engine failed unexpectedly");
+  }
   const metadata: RunMetadata = {
     rows: outcome.counts,
     errors: outcome.errors,
