@@ -13,7 +13,7 @@ let intruder: TestWorkspace;
 const ids: Record<string, string> = {};
 
 const PUBLIC = new Set(["/healthz", "/openapi.json", "/docs", "/docs/assets/:file", "/docs/migrations/2026-05-25"]);
-const OWN_AUTH = new Set(["/graphql", "/trpc/*"]); // authenticated inside their transports: see graphql/trpc security tests
+const OWN_AUTH = new Set(["/graphql", "/trpc/*", "/storage/o/*"]); // /storage/o/*: presigned links carry their own signature // authenticated inside their transports: see graphql/trpc security tests
 
 /** Which fixture id fills the `:id` of each resource path. */
 const RESOURCE_OF: Record<string, string> = {
