@@ -13,7 +13,8 @@ let intruder: TestWorkspace;
 const ids: Record<string, string> = {};
 
 const PUBLIC = new Set(["/healthz", "/openapi.json", "/docs", "/docs/assets/:file", "/docs/migrations/2026-05-25"]);
-const OWN_AUTH = new Set(["/graphql", "/trpc/*", "/storage/o/*"]); // /storage/o/*: presigned links carry their own signature // authenticated inside their transports: see graphql/trpc security tests
+// /graphql and /trpc authenticate inside their transports (see graphql/trpc security tests); /storage/o/* links carry their own signature.
+const OWN_AUTH = new Set(["/graphql", "/trpc/*", "/storage/o/*"]);
 
 /** Which fixture id fills the `:id` of each resource path. */
 const RESOURCE_OF: Record<string, string> = {
