@@ -47,7 +47,14 @@ function failedOutcome(errorMessage: string, internalError?: string): ProcessOut
  * that dies or whose request is aborted is terminated and a fresh one is
  * started for the next request.
  */
-export function createEnginePool(opts: EnginePoolOptions): EnginePool {
+export interface EnginePoolStats {
+  /** Worker threads alive. */
+  workers: number;
+  busy: number;
+  queued: number;
+}
+
+export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(): EnginePoolStats } {
   const size = Math.max(1, opts.size);
   const workerUrl = opts.workerUrl ?? DEFAULT_WORKER;
   const slots: Slot[] = [];
@@ -143,6 +150,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool {
   }
 
   return {
+    stats: () => ({ workers: slots.length, busy: slots.filter((s) => s.job !== null).length, queued: queue.length }),
     process(req, signal) {
       if (closed) return Promise.reject(new Error("engine pool is closed"));
       if (signal?.aborted) return Promise.reject(signal.reason);
