@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import ExcelJS from "exceljs";
 import fc from "fast-check";
+import JSZip from "jszip";
 import Papa from "papaparse";
 import { gzipSync } from "node:zlib";
 import { openInput, type InputSummary } from "../src/engine/parse/index";
@@ -329,7 +330,25 @@ async function workbook(): Promise<Uint8Array> {
   ws.addRow([2, "Bob", new Date(Date.UTC(2024, 0, 6, 13, 30)), 7, null, { text: "link", hyperlink: "https://example.com" }, false]);
   ws.addRow([]);
   ws.addRow([3, "Cy"]);
-  return new Uint8Array((await wb.xlsx.writeBuffer()) as ArrayBuffer);
+  return excelOrder(new Uint8Array((await wb.xlsx.writeBuffer()) as ArrayBuffer));
+}
+
+/**
+ * exceljs's writer orders zip entries by timing; Excel writes the workbook
+ * (sheet names) first and shared strings after the sheets. Re-zip in Excel's
+ * order so the streaming reader sees what real files give it.
+ */
+async function excelOrder(xlsx: Uint8Array): Promise<Uint8Array> {
+  const src = await JSZip.loadAsync(xlsx);
+  const rank = (p: string) =>
+    ["[Content_Types].xml", "_rels/.rels", "xl/workbook.xml", "xl/_rels/workbook.xml.rels"].indexOf(p) + 1 ||
+    (p.startsWith("xl/worksheets/") ? 10 : p === "xl/sharedStrings.xml" ? 20 : 30);
+  const out = new JSZip();
+  const names = Object.keys(src.files)
+    .filter((p) => !src.files[p]!.dir)
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  for (const p of names) out.file(p, await src.files[p]!.async("uint8array"));
+  return out.generateAsync({ type: "uint8array", compression: "DEFLATE" });
 }
 
 describe("XLSX", () => {

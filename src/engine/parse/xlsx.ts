@@ -33,6 +33,11 @@ export async function* parseXlsx(
     hyperlinks: "ignore",
     entries: "ignore",
   });
+  // exceljs reads sheet names from xl/workbook.xml; when a zip stores that entry after the sheets
+  // (some writers do; Excel does not), it would dereference a model it has not read yet.
+  // Such sheets keep their default names (Sheet1, ...).
+  const withModel = reader as unknown as { model?: { sheets?: unknown[] } };
+  withModel.model ??= { sheets: [] };
   const builder = new RecordBuilder(notes);
   const seen: string[] = [];
   let columns: string[] | null = null;
