@@ -189,6 +189,32 @@ describe("uploads", () => {
     await waitForRun(h, ws, res.body.id, ["completed", "failed"]);
   });
 
+  test("an upload cut off mid-file keeps nothing", async () => {
+    const before = await h.ok(ws, "GET", "/pipeline-runs");
+    const filesBefore = storedFiles();
+    const head = new TextEncoder().encode(
+      '--cut\r\nContent-Disposition: form-data; name="file"; filename="cut.csv"\r\nContent-Type: text/csv\r\n\r\nSKU,Qty\na,1\n',
+    );
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(head);
+        await Bun.sleep(20);
+        controller.error(new Error("client went away"));
+      },
+    });
+    const res = await h.service.http.handle(
+      new Request(`http://localhost/pipelines/${fx.pipeline.id}/runs`, {
+        method: "POST",
+        headers: { "x-api-key": ws.apiKey, "service-version": "2026-05-25", "content-type": "multipart/form-data; boundary=cut" },
+        body,
+      }),
+    );
+    expect(res.status).toBe(400);
+    expect((await res.json()).message).toMatch(/^body: the upload ended before the form was complete/);
+    expect((await h.ok(ws, "GET", "/pipeline-runs")).pagination.total).toBe(before.pagination.total);
+    expect(storedFiles()).toEqual(filesBefore);
+  });
+
   test("an inactive pipeline is a 409; nothing is stored", async () => {
     const inactive = await createPipeline(h, ws, { isActive: false });
     const filesBefore = storedFiles();

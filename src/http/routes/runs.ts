@@ -155,13 +155,16 @@ async function receiveFile<T>(request: Request, maxBytes: number, start: (file: 
     let started: Promise<T> | null = null;
     let fileAsField = false;
     let settled = false;
+    // Answers only once the file's consumer has settled, so that a refused upload has cleaned up what it stored.
     const fail = (e: unknown) => {
       if (settled) return;
       settled = true;
       source.unpipe(parser);
       source.destroy();
       parser.destroy();
-      reject(e);
+      if (!started) return reject(e);
+      // A file received whole is kept even if the rest of the form broke: the caller gets its run.
+      started.then(resolve, () => reject(e));
     };
     parser.on("file", (name, stream, info) => {
       if (name !== "file" || started) {
@@ -184,7 +187,7 @@ async function receiveFile<T>(request: Request, maxBytes: number, start: (file: 
       }, fail);
     });
     parser.on("error", (e) => fail(new AppError("invalid_input", `body: malformed multipart form (${(e as Error).message})`)));
-    source.on("error", fail);
+    source.on("error", (e) => fail(new AppError("invalid_input", `body: the upload ended before the form was complete (${(e as Error).message})`)));
     source.pipe(parser);
   });
 }
