@@ -221,6 +221,9 @@ describe("uploads", () => {
     const res = await uploadFile(h, ws, inactive.pipeline.id, { name: "a.csv", content: ITEMS_CSV });
     expectError(res, 409, "conflict", /is inactive/);
     expect(storedFiles()).toEqual(filesBefore);
+    // Refused before the body is looked at.
+    const unread = await h.request("POST", `/pipelines/${inactive.pipeline.id}/runs`, { key: ws.apiKey, rawBody: "x", headers: { "content-type": "text/csv" } });
+    expectError(unread, 409, "conflict");
   });
 
   test("an outbound pipeline is a 400: its data enters through outbound uploads", async () => {

@@ -81,6 +81,8 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
         UPLOAD_ROUTE,
         async ({ call, params, request }) => {
           const maxBytes = svc.settings.maxUploadBytes;
+          // Refused before a byte of the body is read.
+          await runs.pipelineForFiles(svc, { workspaceId: call.actor.workspaceId, pipelineId: params.id, source: "upload" });
           const run = await receiveFile(request, maxBytes, (file) =>
             runs.startRun(svc, {
               workspaceId: call.actor.workspaceId,

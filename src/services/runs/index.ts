@@ -3,6 +3,7 @@ export { getRun } from "./get-run";
 export { giveUpRun } from "./give-up-run";
 export { listPipelineRuns } from "./list-pipeline-runs";
 export { listRuns } from "./list-runs";
+export { pipelineForFiles } from "./pipeline-for-files";
 export { processRun } from "./process-run";
 export { DELETED_PIPELINE, presentRun, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord } from "./record";
 export { retryRun } from "./retry-run";

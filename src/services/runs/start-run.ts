@@ -5,7 +5,7 @@ import { AppError } from "../../domain/errors";
 import { newId } from "../../domain/ids";
 import type { RunSource } from "../../domain/runs";
 import type { ServiceContext } from "../context";
-import { loadPipelineRow } from "../pipelines/record";
+import { pipelineForFiles } from "./pipeline-for-files";
 import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "./record";
 import type { ProcessRunPayload } from "./shapes";
 
@@ -43,17 +43,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     const existing = await findByIdempotencyKey(ctx, workspaceId, opts.idempotencyKey);
     if (existing) return existing;
   }
-  const pipeline = await loadPipelineRow(ctx, { workspaceId, id: opts.pipelineId });
-  if (!pipeline.isActive) throw new AppError("conflict", `pipeline '${pipeline.id}' is inactive; activate it (isActive: true) before sending it files`);
-  const wantsOutbound = opts.source === "outbound";
-  if (wantsOutbound !== (pipeline.direction === "outbound")) {
-    throw new AppError(
-      "invalid_input",
-      wantsOutbound
-        ? `pipeline '${pipeline.name}' is inbound; outbound data needs a pipeline with direction outbound`
-        : `pipeline '${pipeline.id}' is outbound; its data enters through outbound uploads (POST /outbound/uploads)`,
-    );
-  }
+  const pipeline = await pipelineForFiles(ctx, { workspaceId, pipelineId: opts.pipelineId, source: opts.source });
   const [conn] = await ctx.db.read
     .select({ name: ctx.db.t.connections.name })
     .from(ctx.db.t.connections)
