@@ -25,6 +25,7 @@ let fp: FixturePipeline;
 let base: FixtureRun;
 let compare: FixtureRun;
 let failed: FixtureRun;
+let unprocessed: FixtureRun;
 let intruderRun: FixtureRun;
 
 beforeAll(async () => {
@@ -40,6 +41,8 @@ beforeAll(async () => {
   base = await fixtureRun(h, ws, fp, { rows: [{ sku: "A-1", qty: 3 }, { sku: "B-2", qty: 5 }], filename: "base.csv" });
   compare = await fixtureRun(h, ws, fp, { rows: [{ sku: "A-1", qty: 3 }, { sku: "C-3", qty: 1 }], filename: "compare.csv" });
   failed = await fixtureRun(h, ws, fp, { rows: null, status: "failed", filename: "broken.csv" });
+  // No job ever picks this one up: it stays without a processed file.
+  unprocessed = await fixtureRun(h, ws, fp, { rows: null, status: "acknowledged", filename: "waiting.csv" });
   intruderRun = await fixtureRun(h, intruder, await fixturePipeline(h, intruder), { rows: [{ sku: "Z" }] });
 });
 
@@ -89,7 +92,7 @@ describe("runs", () => {
   test("runs and pipelineRuns answer REST's pages, filters included", async () => {
     const all = await gql(`{ runs(limit: 2) { data { ${RUN} } ${PAGE} } }`);
     same(all.runs, await h.ok(ws, "GET", "/pipeline-runs?limit=2"));
-    expect(all.runs.pagination.total).toBe(4);
+    expect(all.runs.pagination.total).toBe(5);
 
     const filtered = await gql(`query($s: PipelineRunStatus) { runs(status: $s, pipelineId: "${fp.id}") { data { id } ${PAGE} } }`, { s: "failed" });
     expect(filtered.runs.data.map((r: Any) => r.id)).toEqual([failed.id]);
@@ -137,7 +140,7 @@ describe("files and delta", () => {
     expect({ ...proc, url: undefined }).toEqual({ ...rest, url: undefined });
     expect(await (await fetchLink(h, proc.url)).text()).toBe(base.processedText!);
     expect(await (await fetchLink(h, original.url)).text()).toBe(base.original);
-    const e = await refused('{ runFileLink(id: "' + failed.id + '", which: processed) { url } }', {}, ["GET", `/files/pipeline-runs/${failed.id}/processed`]);
+    const e = await refused(`{ runFileLink(id: "${unprocessed.id}", which: processed) { url } }`, {}, ["GET", `/files/pipeline-runs/${unprocessed.id}/processed`]);
     expect(e.extensions.code).toBe("CONFLICT");
   });
 

@@ -227,7 +227,7 @@ type RouterTypeChecks = [
 const unknownFilter: In["connections"]["list"] = { colour: "red" };
 
 describe("the router typed clients import", () => {
-  test("exposes list/get/create/update/delete for every resource, plus connections.test", () => {
+  test("exposes list/get/create/update/delete for every resource, plus connections.test and the runs and files procedures", () => {
     const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: { type: string } }>)
       .map(([path, p]) => `${path}:${p._def.type}`)
       .sort();
@@ -238,7 +238,18 @@ describe("the router typed clients import", () => {
       `${r}.update:mutation`,
       `${r}.delete:mutation`,
     ]);
-    expect(procedures).toEqual([...expected, "connections.test:mutation"].sort());
+    const runs = [
+      "runs.list:query",
+      "runs.listByPipeline:query",
+      "runs.get:query",
+      "runs.acknowledge:mutation",
+      "runs.retry:mutation",
+      "runs.delta:query",
+      "runs.onUpdate:subscription",
+      "files.search:query",
+      "files.link:query",
+    ];
+    expect(procedures).toEqual([...expected, "connections.test:mutation", ...runs].sort());
   });
 
   test("a client's typed update input works over HTTP; the flat shape the types refuse is refused at run time too", async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TRPCError } from "@trpc/server";
 import { type FixturePipeline, type FixtureRun, fixturePipeline, fixtureRun } from "./helpers/fixture-runs";
+import { appRouter } from "../trpc/router";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { createPipeline, runToEnd } from "./helpers/runs";
 
@@ -22,6 +23,7 @@ let fp: FixturePipeline;
 let base: FixtureRun;
 let compare: FixtureRun;
 let failed: FixtureRun;
+let unprocessed: FixtureRun;
 let intruderRun: FixtureRun;
 
 beforeAll(async () => {
@@ -35,6 +37,8 @@ beforeAll(async () => {
   base = await fixtureRun(h, ws, fp, { rows: [{ sku: "A-1", qty: 3 }, { sku: "B-2", qty: 5 }], filename: "base.csv" });
   compare = await fixtureRun(h, ws, fp, { rows: [{ sku: "A-1", qty: 3 }, { sku: "C-3", qty: 1 }], filename: "compare.csv" });
   failed = await fixtureRun(h, ws, fp, { rows: null, status: "failed", filename: "broken.csv" });
+  // No job ever picks this one up: it stays without a processed file.
+  unprocessed = await fixtureRun(h, ws, fp, { rows: null, status: "acknowledged", filename: "waiting.csv" });
   intruderRun = await fixtureRun(h, intruder, await fixturePipeline(h, intruder), { rows: [{ sku: "Z" }] });
 });
 
@@ -74,7 +78,7 @@ describe("runs", () => {
     const list = await t.runs.list({ limit: 2 });
     const restList = await h.api(ws, "GET", "/pipeline-runs?limit=2");
     expect(wire(list.data)).toEqual(restList.body.data ?? restList.body);
-    expect(list.pagination.total).toBe(4);
+    expect(list.pagination.total).toBe(5);
     const failedOnly = await t.runs.list({ status: "failed", pipelineId: fp.id });
     expect(failedOnly.data.map((r) => r.id)).toEqual([failed.id]);
     const byPipeline = await t.runs.listByPipeline({ pipelineId, connectionName: "ACME" });
@@ -132,7 +136,7 @@ describe("files and delta", () => {
     expect(bad).toBeInstanceOf(TRPCError);
     expect(bad.code).toBe("BAD_REQUEST");
     expect(bad.message).toBe("which: must be one of original, processed");
-    const none = await refused(() => t.files.link({ id: failed.id, which: "processed" }), ["GET", `/files/pipeline-runs/${failed.id}/processed`]);
+    const none = await refused(() => t.files.link({ id: unprocessed.id, which: "processed" }), ["GET", `/files/pipeline-runs/${unprocessed.id}/processed`]);
     expect(none.code).toBe("CONFLICT");
   });
 
@@ -164,19 +168,36 @@ describe("files and delta", () => {
 });
 
 describe("another workspace's runs", () => {
-  test("every procedure that takes a run id is NOT_FOUND with REST's message, and nothing changes", async () => {
-    const t = h.trpc(intruder);
+  /** Every runs and files procedure but the workspace-wide list, called by the intruder with the owner's ids. */
+  const BY_ID: Record<string, () => [(t: ReturnType<typeof h.trpc>) => Promise<unknown>, [string, string, unknown?]]> = {
+    "runs.get": () => [(t) => t.runs.get({ id: base.id }), ["GET", `/pipeline-runs/${base.id}`]],
+    "runs.listByPipeline": () => [(t) => t.runs.listByPipeline({ pipelineId: fp.id }), ["GET", `/pipeline-runs/pipeline/${fp.id}`]],
+    "runs.acknowledge": () => [(t) => t.runs.acknowledge({ id: base.id }), ["PATCH", `/pipeline-runs/${base.id}/status`, { status: "acknowledged" }]],
+    "runs.retry": () => [(t) => t.runs.retry({ id: base.id }), ["POST", `/pipeline-runs/${base.id}/retry`]],
+    "runs.delta": () => [
+      (t) => t.runs.delta({ baseRunId: intruderRun.id, compareRunId: base.id }),
+      ["GET", `/pipeline-runs/delta?baseRunId=${intruderRun.id}&compareRunId=${base.id}`],
+    ],
+    "runs.onUpdate": () => [(t) => t.runs.onUpdate({ runId: base.id }), ["GET", `/pipeline-runs/${base.id}`]],
+    "files.link": () => [(t) => t.files.link({ id: base.id, which: "processed" }), ["GET", `/files/pipeline-runs/${base.id}/processed`]],
+    "files.search": () => [(t) => t.files.search({ pipelineRunIds: [base.id] }), ["POST", "/files/search", { pipelineRunIds: [base.id] }]],
+  };
+
+  test("the table covers every runs and files procedure but the list", () => {
+    const procedures = Object.keys(appRouter._def.procedures).filter((p) => /^(runs|files)\./.test(p) && p !== "runs.list");
+    expect(Object.keys(BY_ID).sort()).toEqual(procedures.sort());
+  });
+
+  test.each(Object.keys(BY_ID))("%s: NOT_FOUND with REST's message, and nothing changes", async (path) => {
     const before = await rest("GET", `/pipeline-runs/${base.id}`);
-    const id = base.id;
-    const cases: [() => Promise<unknown>, [string, string, unknown?]][] = [
-      [() => t.runs.get({ id }), ["GET", `/pipeline-runs/${id}`]],
-      [() => t.runs.acknowledge({ id }), ["PATCH", `/pipeline-runs/${id}/status`, { status: "acknowledged" }]],
-      [() => t.runs.retry({ id }), ["POST", `/pipeline-runs/${id}/retry`]],
-      [() => t.files.link({ id, which: "processed" }), ["GET", `/files/pipeline-runs/${id}/processed`]],
-      [() => t.runs.listByPipeline({ pipelineId: fp.id }), ["GET", `/pipeline-runs/pipeline/${fp.id}`]],
-    ];
-    for (const [call, restCall] of cases) expect((await refused(call, restCall, intruder)).code).toBe("NOT_FOUND");
+    const [call, restCall] = BY_ID[path]!();
+    const e = await refused(() => call(h.trpc(intruder)), restCall, intruder);
+    expect(e.code).toBe("NOT_FOUND");
     expect(await rest("GET", `/pipeline-runs/${base.id}`)).toEqual(before);
-    expect((await t.runs.list()).data.map((r) => r.id)).toEqual([intruderRun.id]);
+  });
+
+  test("the list shows nothing of another workspace", async () => {
+    expect((await h.trpc(intruder).runs.list()).data.map((r) => r.id)).toEqual([intruderRun.id]);
+    expect((await h.trpc(intruder).runs.list({ pipelineId: fp.id })).pagination.total).toBe(0);
   });
 });

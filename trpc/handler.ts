@@ -1,5 +1,7 @@
 import { TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { getHTTPStatusCodeFromError } from "@trpc/server/http";
+import { getErrorShape, getProcedureAtPath } from "@trpc/server/unstable-core-do-not-import";
 import { type AppError, isAppError } from "../src/domain/errors";
 import { LATEST_VERSION } from "../src/domain/versions";
 import { admitUnversioned, type HttpOptions } from "../src/http/call";
@@ -13,6 +15,11 @@ import { appRouter } from "./router";
  * `x-api-key`; only then is the body read, with the same size limit as
  * REST. A refusal is thrown from createContext so that tRPC shapes it.
  * tRPC is unversioned: it always serves the latest shapes.
+ *
+ * tRPC answers a subscription with a 200 event stream even when
+ * createContext refuses (the error comes as an event); a refused
+ * subscription is answered here instead, with tRPC's error shape and the
+ * refusal's status, so that no anonymous stream is ever opened.
  */
 export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
   return async (req: Request): Promise<Response> => {
@@ -25,6 +32,8 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
     } catch (e) {
       if (!isAppError(e)) throw e;
       refusal = e;
+      const refused = await refusedSubscription(req, e);
+      if (refused) return refused;
       // Without the body, tRPC gets as far as createContext (which refuses) whatever was sent.
       req = new Request(req.url, { method: req.method, headers: { "content-type": "application/json" } });
     }
@@ -40,4 +49,13 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
     res.headers.set("service-version", LATEST_VERSION);
     return res;
   };
+}
+
+async function refusedSubscription(req: Request, refusal: AppError): Promise<Response | null> {
+  const path = decodeURIComponent(new URL(req.url).pathname.replace(/^\/trpc\//, ""));
+  const proc = await getProcedureAtPath(appRouter, path).catch(() => null);
+  if (proc?._def.type !== "subscription") return null;
+  const error = new TRPCError({ code: TRPC_CODE[refusal.code], message: refusal.message, cause: refusal });
+  const shape = getErrorShape({ config: appRouter._def._config, error, type: "subscription", path, input: undefined, ctx: undefined });
+  return Response.json({ error: shape }, { status: getHTTPStatusCodeFromError(error), headers: { "service-version": LATEST_VERSION } });
 }
