@@ -14,8 +14,10 @@ export async function acknowledgeRun(
   ctx: ServiceContext,
   opts: CallOptions & { id: string; input: AcknowledgeRunInput },
 ): Promise<RunRecord> {
-  parseInput(AcknowledgeRunInput, opts.input);
   const workspaceId = opts.actor.workspaceId;
+  // Another workspace's run is a 404 whatever the body says.
+  await loadRun(ctx, { workspaceId, id: opts.id });
+  parseInput(AcknowledgeRunInput, opts.input);
   const run = ctx.db.t.pipelineRuns;
   // The previous status goes into the event; the guard makes sure it is the one replaced.
   for (;;) {
