@@ -378,7 +378,7 @@ for (const dialect of dialects) {
           const perWorker = await sql<{ worker: string; runs: number }[]>`select worker, count(*)::int as runs from job_runs group by worker order by worker`;
           expect(perWorker.map((r) => r.worker)).toEqual(["a", "b"]);
           expect(perWorker.every((r) => r.runs > 0)).toBe(true);
-          const [left] = await sql<{ c: number }[]>`select count(*)::int as c from graphile_worker.jobs`;
+          const [left] = await sql<{ c: number }[]>`select count(*)::int as c from graphile_worker.jobs where task_identifier = ${`${prefix}record`}`;
           expect(left!.c).toBe(0);
           expect(await a.stop()).toBe(0);
           expect(await b.stop()).toBe(0);

@@ -133,6 +133,10 @@ class PgJobQueue implements JobQueue {
       maxPoolSize: this.o.concurrency + 2,
       pollInterval: this.o.pollMs,
       noHandleSignals: true,
+      // Batched completion is flushed at shutdown; graphile's unbatched default
+      // (-1) lets the pool close before the last completion is written, and
+      // the finished job would run again.
+      preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
       logger: this.logger,
       events,
       taskList,
