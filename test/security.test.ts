@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Harness, type TestWorkspace } from "./helpers/harness";
+import { waitForRun } from "./helpers/runs";
 
 /**
  * Walks every REST route the app serves, with no key, with a bad key, and
@@ -23,6 +24,18 @@ const RESOURCE_OF: Record<string, string> = {
   schemas: "schema",
   pipelines: "pipeline",
   webhooks: "webhook",
+  "pipeline-runs": "run",
+  files: "run",
+};
+
+/**
+ * Routes without a path id that name the owner's resources in their query or
+ * body: an intruder gets 404 from them, never the owner's data.
+ */
+const NAMED_IN_REQUEST: Record<string, () => { query?: string; body?: unknown }> = {
+  "GET /files/json": () => ({ query: `?pipelineRunId=${ids.run}` }),
+  "GET /pipeline-runs/delta": () => ({ query: `?baseRunId=${ids.run}&compareRunId=${ids.run}` }),
+  "POST /files/search": () => ({ body: { pipelineRunIds: [ids.run] } }),
 };
 
 beforeAll(async () => {
@@ -43,6 +56,14 @@ beforeAll(async () => {
   ids.schema = schema.body.id;
   ids.webhook = webhook.body.id;
   ids.pipeline = pipeline.body.id;
+  const form = new FormData();
+  form.append("file", new Blob(["a\nOwner row\n"], { type: "text/csv" }), "owner.csv");
+  const run = await h.service.http.handle(
+    new Request(`http://localhost/pipelines/${ids.pipeline}/runs`, { method: "POST", headers: { "x-api-key": owner.apiKey }, body: form }),
+  );
+  expect(run.status).toBe(200);
+  ids.run = ((await run.json()) as { id: string }).id;
+  await waitForRun(h, owner, ids.run, ["completed"]);
 });
 afterAll(() => h.close());
 
@@ -55,8 +76,8 @@ function apiRoutes() {
 function fill(path: string): string {
   return path.replace(/:(\w+)/g, (_, param: string) => {
     const resource = RESOURCE_OF[path.split("/")[1]!];
-    const id = resource && ids[resource];
-    if (!id || param !== "id") throw new Error(`no security fixture for ${path}: add one to test/security.test.ts`);
+    const id = param === "pipelineId" ? ids.pipeline : resource && ids[resource];
+    if (!id || (param !== "id" && param !== "pipelineId")) throw new Error(`no security fixture for ${path}: add one to test/security.test.ts`);
     return id;
   });
 }
@@ -89,7 +110,7 @@ describe("every REST route", () => {
   });
 
   test("answers 404 for another workspace's ids, whatever the method", async () => {
-    for (const r of apiRoutes().filter((r) => r.path.includes(":id"))) {
+    for (const r of apiRoutes().filter((r) => r.path.includes(":id") || r.path.includes(":pipelineId"))) {
       const res = await h.request(r.method, fill(r.path), {
         key: intruder.apiKey,
         version: "2026-05-25",
@@ -101,8 +122,20 @@ describe("every REST route", () => {
     }
   });
 
+  test("routes that name the owner's runs in the query or body answer 404 to an intruder", async () => {
+    for (const [route, request] of Object.entries(NAMED_IN_REQUEST)) {
+      const [method, path] = route.split(" ") as [string, string];
+      const { query = "", body } = request();
+      const res = await h.request(method, `${path}${query}`, { key: intruder.apiKey, version: "2026-05-25", body });
+      expect({ route, status: res.status }).toEqual({ route, status: 404 });
+      expect(JSON.stringify(res.body)).not.toContain("Owner");
+      const own = await h.request(method, `${path}${query}`, { key: owner.apiKey, version: "2026-05-25", body });
+      expect({ route, status: own.status }).not.toEqual({ route, status: 404 });
+    }
+  });
+
   test("lists show none of another workspace's resources", async () => {
-    for (const r of apiRoutes().filter((r) => r.method === "GET" && !r.path.includes(":"))) {
+    for (const r of apiRoutes().filter((r) => r.method === "GET" && !r.path.includes(":") && !NAMED_IN_REQUEST[`GET ${r.path}`])) {
       const res = await h.request("GET", r.path, { key: intruder.apiKey, version: "2026-05-25" });
       expect(res.status).toBe(200);
       expect(JSON.stringify(res.body)).not.toContain(owner.workspaceId);
