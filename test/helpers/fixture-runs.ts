@@ -43,6 +43,8 @@ export interface FixtureRunOptions {
   processedText?: string;
   /** Extension of the processed file (json unless told). */
   processedExtension?: string;
+  /** Large files: the processed file's bytes as a stream, with its row count (then `rows` only needs to be non-null). */
+  processedBody?: { chunks: AsyncIterable<Uint8Array>; rows: number };
 }
 
 export interface FixtureRun {
@@ -61,12 +63,16 @@ export async function fixtureRun(h: Harness, ws: TestWorkspace, p: FixturePipeli
   const original = opts.original ?? "SKU,Qty\nA-1,3\n";
   await h.svc.storage.put(keys.original, original, { contentType: "text/csv" });
   let processedText: string | null = null;
-  if (opts.rows) {
+  let metadata: RunMetadata = {};
+  if (opts.processedBody) {
+    const info = await h.svc.storage.put(keys.processed, opts.processedBody.chunks, { contentType: "application/json" });
+    metadata = { output: { format: "json", size: info.size, rows: opts.processedBody.rows } };
+  } else if (opts.rows) {
     processedText = opts.processedText ?? processedJson(opts.rows);
     await h.svc.storage.put(keys.processed, processedText, { contentType: "application/json" });
+    metadata = { output: { format: opts.processedExtension ?? "json", size: processedText.length, rows: opts.rows.length } };
   }
   const now = h.clock.now();
-  const metadata: RunMetadata = opts.rows ? { output: { format: opts.processedExtension ?? "json", size: processedText!.length, rows: opts.rows.length } } : {};
   await h.svc.db.tx((w) =>
     w.insert(h.svc.db.t.pipelineRuns).values({
       id,

@@ -1,4 +1,4 @@
-import { mkdtemp, open, readFile, rm } from "node:fs/promises";
+import { mkdtemp, open, rm } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,8 +66,9 @@ export async function multisetDiff(opts: DiffOptions): Promise<MultisetDiff> {
     const [baseCount, compareCount] = await Promise.all([digestRows(opts.base, base), digestRows(opts.compare, compare)]);
     const removed = new Collector();
     const added = new Collector();
+    const table = new Table();
     for (let p = 0; p < partitions; p++) {
-      diffPartition(await base.read(p), await compare.read(p), removed, added);
+      diffPartition(await base.read(p), await compare.read(p), table, removed, added);
     }
     await Promise.all([base.close(), compare.close()]);
     return {
@@ -124,6 +125,8 @@ class Partitions {
   private readonly files: (FileHandle | null)[] = [];
   private readonly pending: { p: number; block: Block }[] = [];
   private readonly mask: number;
+  /** Reused for every partition read back, so reading partitions one by one makes no garbage. */
+  private scratch = new ArrayBuffer(0);
 
   constructor(
     private readonly count: number,
@@ -188,12 +191,21 @@ class Partitions {
   async read(p: number): Promise<Block[]> {
     if (!this.dir) return this.memory[p]!;
     if (!this.files[p]) return [];
-    await this.files[p]!.close();
+    const fh = this.files[p]!;
     this.files[p] = null;
-    const bytes = await readFile(join(this.dir, `${this.side}${p}`));
-    const copy = new ArrayBuffer(bytes.length);
-    new Uint8Array(copy).set(bytes);
-    return [block(copy, bytes.length / (REC_WORDS * 4))];
+    try {
+      const { size } = await fh.stat();
+      if (this.scratch.byteLength < size) this.scratch = new ArrayBuffer(size);
+      let at = 0;
+      while (at < size) {
+        const { bytesRead } = await fh.read(new Uint8Array(this.scratch, at, size - at), 0, size - at, at);
+        if (bytesRead === 0) break;
+        at += bytesRead;
+      }
+      return [block(this.scratch, at / (REC_WORDS * 4))];
+    } finally {
+      await fh.close();
+    }
   }
 
   async close(): Promise<void> {
@@ -249,20 +261,42 @@ class Collector {
   }
 }
 
-function diffPartition(base: Block[], compare: Block[], removed: Collector, added: Collector): void {
+/** An open-addressing table from digest to counts, cleared and reused for each partition. */
+class Table {
+  cap = 0;
+  keys = new Uint32Array(0);
+  used = new Uint8Array(0);
+  inBase = new Uint32Array(0);
+  inCompare = new Uint32Array(0);
+  baseSlots = new Int32Array(0);
+
+  prepare(entries: number, baseRows: number): void {
+    let cap = 16;
+    while (cap < entries * 1.5) cap *= 2;
+    if (cap > this.cap) {
+      this.cap = cap;
+      this.keys = new Uint32Array(cap * 4);
+      this.used = new Uint8Array(cap);
+      this.inBase = new Uint32Array(cap);
+      this.inCompare = new Uint32Array(cap);
+    } else {
+      this.used.fill(0);
+      this.inBase.fill(0);
+      this.inCompare.fill(0);
+    }
+    if (this.baseSlots.length < baseRows) this.baseSlots = new Int32Array(baseRows);
+  }
+}
+
+function diffPartition(base: Block[], compare: Block[], table: Table, removed: Collector, added: Collector): void {
   let nb = 0;
   let nc = 0;
   for (const b of base) nb += b.n;
   for (const b of compare) nc += b.n;
   if (nb + nc === 0) return;
-  let cap = 16;
-  while (cap < (nb + nc) * 1.5) cap *= 2;
-  const mask = cap - 1;
-  const keys = new Uint32Array(cap * 4);
-  const used = new Uint8Array(cap);
-  const inBase = new Uint32Array(cap);
-  const inCompare = new Uint32Array(cap);
-  const baseSlots = new Int32Array(nb);
+  table.prepare(nb + nc, nb);
+  const { keys, used, inBase, inCompare, baseSlots } = table;
+  const mask = table.cap - 1;
 
   const slotOf = (u: Uint32Array, w: number): number => {
     const k0 = u[w]!;
