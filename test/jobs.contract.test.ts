@@ -348,6 +348,38 @@ for (const dialect of dialects) {
       await expect(q2.start([r.def], [{ name: "orphan", cron: "* * * * *", job: "nobody" }])).rejects.toThrow(/no definition/);
     });
 
+    if (dialect === "pg") test("a worker whose liveness connection drops abandons the jobs in hand and takes its lock again", async () => {
+      const a = await makeQueue(ctx());
+      const name = uniqueName("liveness");
+      let reason: unknown = null;
+      const r = recorder(name, (_p, c) => new Promise<void>((done) => c.signal.addEventListener("abort", () => done(void (reason = c.signal.reason)))));
+      await a.start([r.def]);
+      await a.add({ name, payload: 1, maxAttempts: 3 });
+      await waitFor("the job to start", () => r.calls.length === 1);
+      const sql = postgres(ctx().target, { max: 1, onnotice: () => {} });
+      try {
+        // The pool's liveness lock: (namespace, hashtext(pool id)), the pool id being the job's locked_by.
+        const lockOf = (jobId: string) => sql<{ pid: number }[]>`
+          select l.pid from pg_locks l, graphile_worker.jobs j
+          where j.id = ${jobId}::bigint and l.locktype = 'advisory' and l.granted and l.classid = 741329021
+            and l.objid::bigint = (hashtext(j.locked_by)::bigint + 4294967296) % 4294967296`;
+        const [holder] = await lockOf(r.calls[0]!.jobId);
+        expect(holder).toBeDefined();
+        const [pool] = await sql<{ locked_by: string }[]>`select locked_by from graphile_worker.jobs where id = ${r.calls[0]!.jobId}::bigint`;
+        await sql`select pg_terminate_backend(${holder!.pid}::int)`;
+        await waitFor("the attempt to be abandoned", () => reason !== null, 3_000);
+        expect(String(reason)).toMatch(/liveness lost/);
+        await waitFor("the lock to be taken again", async () => {
+          const [row] = await sql<{ c: number }[]>`
+            select count(*)::int as c from pg_locks where locktype = 'advisory' and granted and classid = 741329021
+              and objid::bigint = (hashtext(${pool!.locked_by})::bigint + 4294967296) % 4294967296 and pid <> ${holder!.pid}::int`;
+          return row!.c === 1;
+        }, 3_000);
+      } finally {
+        await sql.end();
+      }
+    });
+
     if (dialect === "pg") test(
       "two processes on one Postgres share 200 jobs: each runs exactly once, never twice at the same time",
       async () => {

@@ -69,7 +69,10 @@ export async function createPgJobQueue(o: PgQueueOptions): Promise<JobQueue> {
 class PgJobQueue implements JobQueue {
   readonly kind = "pg" as const;
   private readonly sql: postgres.Sql;
-  private live: postgres.ReservedSql | null = null;
+  /** One connection, never recycled: it holds this pool's liveness lock for as long as the process lives. */
+  private live: postgres.Sql | null = null;
+  private stopping = false;
+  private lockHeld = false;
   private runner: Runner | null = null;
   private pool: WorkerPool | null = null;
   private poolId: string | null = null;
@@ -117,7 +120,13 @@ class PgJobQueue implements JobQueue {
       checkCron(c);
       if (!names.has(c.job)) throw new Error(`cron "${c.name}" names job "${c.job}", which has no definition`);
     }
-    this.live = await this.sql.reserve();
+    this.live = postgres(this.url, {
+      max: 1,
+      idle_timeout: 0,
+      max_lifetime: null,
+      onnotice: () => {},
+      onclose: () => this.livenessLost(),
+    });
     const events: WorkerEvents = new EventEmitter();
     events.on("pool:create", ({ workerPool }) => {
       this.pool = workerPool;
@@ -155,6 +164,7 @@ class PgJobQueue implements JobQueue {
 
   async stop(timeoutMs = 10_000): Promise<void> {
     const runner = this.runner;
+    this.stopping = true;
     if (!runner) {
       await this.sql.end({ timeout: 5 });
       return;
@@ -220,7 +230,7 @@ class PgJobQueue implements JobQueue {
       if (controller.signal.aborted) {
         // Handed back at shutdown: throwing makes graphile's fail a no-op (the job is
         // no longer locked by this pool), where returning would delete the job.
-        throw new Error("job handed back before it finished");
+        throw asError(controller.signal.reason);
       }
       if (outcome.status === "completed") return;
       if (outcome.status === "retry") {
@@ -262,21 +272,32 @@ class PgJobQueue implements JobQueue {
   private async holdLiveness(): Promise<void> {
     try {
       await this.live!`select pg_advisory_lock(${LIVENESS_NS}::int, hashtext(${this.poolId}::text))`;
+      this.lockHeld = true;
     } catch (e) {
       this.o.log.error({ err: asError(e) }, "could not take the worker liveness lock");
     }
   }
 
+  /**
+   * The liveness connection closed under a running pool (network, server
+   * restart, terminated backend): other workers may already be taking this
+   * pool's jobs, so the attempts in hand are abandoned (their outcome is not
+   * recorded) and the lock is taken again on a new connection.
+   */
+  private livenessLost(): void {
+    if (this.stopping || !this.poolId) return;
+    this.o.log.error({ jobs: [...this.inHand.keys()] }, "worker liveness connection lost; abandoning the jobs in hand");
+    for (const j of this.inHand.values()) j.controller.abort(new Error("worker liveness lost: the job may be taken by another worker"));
+    this.inHand.clear();
+    this.lockHeld = false;
+    void this.holdLiveness();
+  }
+
   private async dropLiveness(): Promise<void> {
     const live = this.live;
     this.live = null;
-    if (!live) return;
-    try {
-      await live`select pg_advisory_unlock_all()`;
-    } catch {
-      // The connection is gone, and the lock with it.
-    }
-    live.release();
+    // Closing the connection releases the lock.
+    await live?.end({ timeout: 5 });
   }
 
   /**
@@ -290,6 +311,8 @@ class PgJobQueue implements JobQueue {
     if (this.sweeping || !this.live || !this.poolId) return;
     this.sweeping = true;
     try {
+      // Lost with its connection and not yet taken again (database down?): retry before judging others.
+      if (!this.lockHeld) await this.holdLiveness();
       const stale = await this.sql<{ locked_by: string }[]>`
         select distinct locked_by from graphile_worker.jobs
         where locked_by is not null and locked_by <> ${this.poolId}
