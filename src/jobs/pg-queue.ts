@@ -120,6 +120,8 @@ class PgJobQueue implements JobQueue {
       checkCron(c);
       if (!names.has(c.job)) throw new Error(`cron "${c.name}" names job "${c.job}", which has no definition`);
     }
+    // Nothing to run: graphile would log "No tasks found" on every poll.
+    if (definitions.length === 0) return;
     this.live = postgres(this.url, {
       max: 1,
       idle_timeout: 0,

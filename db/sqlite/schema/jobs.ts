@@ -14,7 +14,7 @@ export const jobs = sqliteTable(
     payload: text("payload", { mode: "json" }).$type<unknown>().notNull(),
     /** De-duplication: while a job with this key waits or runs, adding another with the key is a no-op. */
     jobKey: text("job_key"),
-    /** pending | running | completed | failed */
+    /** pending | running | failed (completed jobs are deleted) | cron: a schedule's row, `run_at` its last fired slot (src/jobs/sqlite-queue.ts) */
     status: text("status").notNull(),
     attempts: integer("attempts").notNull(),
     maxAttempts: integer("max_attempts").notNull(),
