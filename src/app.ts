@@ -1,6 +1,6 @@
 import { createGraphqlHandler } from "../graphql/yoga";
 import { createTrpcHandler } from "../trpc/handler";
-import { createServiceContext, type ServiceOptions } from "./context";
+import { createServiceContext, type ServiceOptions, stopServiceContext } from "./context";
 import { createHttpApp } from "./http/app";
 import { jobDefinitions } from "./jobs/definitions";
 import pkg from "../package.json" with { type: "json" };
@@ -24,9 +24,7 @@ export async function createService(opts: ServiceOptions) {
     http,
     /** Stops claiming jobs and lets those in hand finish (or hands them back), then stops workers and the event bus. */
     async stop() {
-      await svc.queue.stop();
-      await svc.engine.close();
-      await svc.events.close();
+      await stopServiceContext(svc);
     },
     async close() {
       await this.stop();

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { createServiceContext } from "./context";
+import { createServiceContext, stopServiceContext } from "./context";
 import { ConfigError, parseConfig } from "./config";
 import { isAppError } from "./domain/errors";
 import { createLogger } from "./logger";
@@ -110,6 +110,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(JSON.stringify(await run(svc, flags), null, 2));
     return 0;
   } finally {
+    await stopServiceContext(svc);
     await svc.db.close();
   }
 }

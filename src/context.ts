@@ -51,3 +51,10 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
     },
   };
 }
+
+/** Releases what the context holds beyond the database: jobs in hand, worker threads, the event bus connection. */
+export async function stopServiceContext(svc: ServiceContext): Promise<void> {
+  await svc.queue.stop();
+  await svc.engine.close();
+  await svc.events.close();
+}
