@@ -16,10 +16,15 @@ import { type DeltaChange, DeltaQuery, type RunDelta } from "./shapes";
 export async function getRunDelta(ctx: ServiceContext, opts: CallOptions & { query: Record<string, unknown> }): Promise<RunDelta> {
   const q = parseInput(DeltaQuery, opts.query);
   const workspaceId = opts.actor.workspaceId;
-  const [base, compare] = await Promise.all([
+  // Both are looked up before either refusal is thrown, so the error names the base run first whichever lookup ends first.
+  const [baseResult, compareResult] = await Promise.allSettled([
     loadRun(ctx, { workspaceId, id: q.baseRunId, field: "baseRunId" }),
     loadRun(ctx, { workspaceId, id: q.compareRunId, field: "compareRunId" }),
   ]);
+  if (baseResult.status === "rejected") throw baseResult.reason;
+  if (compareResult.status === "rejected") throw compareResult.reason;
+  const base = baseResult.value;
+  const compare = compareResult.value;
   if (base.pipelineId !== compare.pipelineId) {
     throw new AppError(
       "invalid_input",
