@@ -2,8 +2,7 @@ import { and, desc, eq, inArray, isNotNull, or, sql } from "drizzle-orm";
 import { AppError } from "../../domain/errors";
 import type { RunMetadata } from "../../domain/runs";
 import type { ServiceContext } from "../context";
-
-export const DELETED_PIPELINE = "DELETED PIPELINE";
+import { DELETED_PIPELINE, type RunRecord, selectRuns } from "../runs/record";
 
 /** What the files and delta use cases need of a run, with the names shown to people. */
 export interface RunFile {
@@ -25,8 +24,9 @@ export interface RunFile {
   clientName: string;
 }
 
-function selection(ctx: ServiceContext) {
-  const { pipelineRuns: r, pipelines: p, connections: c } = ctx.db.t;
+/** The runs service's join (current pipeline and connection names), read as a RunFile. */
+function toRunFile(rec: RunRecord): RunFile {
+  const r = rec.row;
   return {
     id: r.id,
     workspaceId: r.workspaceId,
@@ -40,26 +40,9 @@ function selection(ctx: ServiceContext) {
     processedAt: r.processedAt,
     metadata: r.metadata,
     createdAt: r.createdAt,
-    currentPipelineName: p.name,
-    currentConnectionName: c.name,
-    connectionName: r.connectionName,
+    pipelineName: rec.pipelineName ?? DELETED_PIPELINE,
+    clientName: rec.connectionName ?? r.connectionName,
   };
-}
-
-function query(ctx: ServiceContext) {
-  const { pipelineRuns: r, pipelines: p, connections: c } = ctx.db.t;
-  return ctx.db.read
-    .select(selection(ctx))
-    .from(r)
-    .leftJoin(p, and(eq(p.id, r.pipelineId), eq(p.workspaceId, r.workspaceId)))
-    .leftJoin(c, and(eq(c.id, r.connectionId), eq(c.workspaceId, r.workspaceId)));
-}
-
-type Selected = Awaited<ReturnType<typeof query>>[number];
-
-function toRunFile(s: Selected): RunFile {
-  const { currentPipelineName, currentConnectionName, connectionName, ...rest } = s;
-  return { ...rest, pipelineName: currentPipelineName ?? DELETED_PIPELINE, clientName: currentConnectionName ?? connectionName };
 }
 
 /**
@@ -69,8 +52,8 @@ function toRunFile(s: Selected): RunFile {
  */
 export async function loadRuns(ctx: ServiceContext, opts: { workspaceId: string; ids: string[]; field: string }): Promise<RunFile[]> {
   const r = ctx.db.t.pipelineRuns;
-  const rows = await query(ctx).where(and(eq(r.workspaceId, opts.workspaceId), inArray(r.id, opts.ids)));
-  const byId = new Map(rows.map((row) => [row.id, toRunFile(row)]));
+  const rows = await selectRuns(ctx).where(and(eq(r.workspaceId, opts.workspaceId), inArray(r.id, opts.ids)));
+  const byId = new Map(rows.map((rec) => [rec.row.id, toRunFile(rec)]));
   return opts.ids.map((id, i) => {
     const run = byId.get(id);
     if (!run) throw new AppError("not_found", `${opts.field}[${i}]: pipeline run '${id}' not found`);
@@ -80,9 +63,9 @@ export async function loadRuns(ctx: ServiceContext, opts: { workspaceId: string;
 
 export async function loadRun(ctx: ServiceContext, opts: { workspaceId: string; id: string; field?: string }): Promise<RunFile> {
   const r = ctx.db.t.pipelineRuns;
-  const [row] = await query(ctx).where(and(eq(r.workspaceId, opts.workspaceId), eq(r.id, opts.id)));
-  if (!row) throw new AppError("not_found", `${opts.field ? `${opts.field}: ` : ""}pipeline run '${opts.id}' not found`);
-  return toRunFile(row);
+  const [rec] = await selectRuns(ctx).where(and(eq(r.workspaceId, opts.workspaceId), eq(r.id, opts.id)));
+  if (!rec) throw new AppError("not_found", `${opts.field ? `${opts.field}: ` : ""}pipeline run '${opts.id}' not found`);
+  return toRunFile(rec);
 }
 
 /** The newest processed run whose processed or received file has this name. */
@@ -93,7 +76,7 @@ export async function findRunByProcessedName(ctx: ServiceContext, opts: { worksp
   if (stem !== null) {
     names.push(eq(r.filename, stem), sql`${r.filename} like ${`${stem.replace(/[\\%_]/g, (c) => `\\${c}`)}.%`} escape '\\'`);
   }
-  const rows = await query(ctx)
+  const rows = await selectRuns(ctx)
     .where(and(eq(r.workspaceId, opts.workspaceId), isNotNull(r.processedKey), isNotNull(r.processedAt), or(...names)))
     .orderBy(desc(r.processedAt), desc(r.id))
     .limit(500);
