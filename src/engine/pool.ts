@@ -1,17 +1,26 @@
 import { createObjectStore } from "../adapters/storage/index";
 import type { StorageConfig } from "../adapters/storage/port";
+import { rm } from "node:fs/promises";
+import type { PartResult, PartSpec } from "./split";
 import type { EnginePool, ProcessOutcome, ProcessRequest } from "./types";
-import type { WorkerReply } from "./worker";
+import type { WorkerReply, WorkerRequest } from "./worker";
 
 export interface EnginePoolOptions {
   /** Most worker threads at once. */
   size: number;
   /** The worker script (tests substitute one that misbehaves); default src/engine/worker.ts. */
   workerUrl?: string | URL;
+  /**
+   * Originals at least this large may be read by several idle workers at once
+   * (src/engine/split.ts; default 8 MiB). Tests lower it to split small files.
+   */
+  minSplitBytes?: number;
 }
 
 interface Job {
   id: number;
+  /** Workers not started yet that are kept free for this job's helpers. */
+  heldUnstarted?: number;
   req: ProcessRequest;
   signal?: AbortSignal;
   onAbort?: () => void;
@@ -19,11 +28,24 @@ interface Job {
   reject(err: unknown): void;
 }
 
+/** A range of a job's file that a helper worker reads. */
+interface PartTask {
+  id: number;
+  lead: Job;
+  spec: PartSpec;
+}
+
 interface Slot {
   // Bun's own Worker type carries ref/unref (the global one may be the DOM's).
   worker: Bun.Worker;
   job: Job | null;
+  /** Held idle for a job that may split its file (until its plan arrives). */
+  heldFor: Job | null;
+  /** A helper's range of another job's file. */
+  part: PartTask | null;
 }
+
+const idle = (s: Slot) => s.job === null && s.heldFor === null && s.part === null;
 
 const DEFAULT_WORKER = new URL("./worker.ts", import.meta.url);
 
@@ -57,10 +79,14 @@ export interface EnginePoolStats {
 export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(): EnginePoolStats } {
   const size = Math.max(1, opts.size);
   const workerUrl = opts.workerUrl ?? DEFAULT_WORKER;
+  const minSplitBytes = opts.minSplitBytes;
   const slots: Slot[] = [];
   const queue: Job[] = [];
   let nextId = 1;
   let closed = false;
+  /** Capacity kept for helpers without a worker started for it (workers start only when a plan needs them). */
+  let heldUnstarted = 0;
+  const canSpawn = () => slots.length + heldUnstarted < size;
   const stores = new Map<string, ReturnType<typeof createObjectStore>>();
 
   // A terminated worker may have been writing; its puts are atomic, but an
@@ -81,6 +107,50 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
 
   function finish(job: Job): void {
     if (job.onAbort) job.signal?.removeEventListener("abort", job.onAbort);
+    releaseHelpers(job);
+  }
+
+  const post = (slot: Slot, msg: WorkerRequest) => slot.worker.postMessage(msg);
+
+  /** Frees the workers held for `job`, and stops those still reading its parts (their temp files go too). */
+  function releaseHelpers(job: Job): void {
+    heldUnstarted -= job.heldUnstarted ?? 0;
+    job.heldUnstarted = 0;
+    for (const slot of [...slots]) {
+      if (slot.heldFor === job) slot.heldFor = null;
+      if (slot.part?.lead === job) {
+        const spec = slot.part.spec;
+        slot.part = null;
+        retire(slot);
+        void Promise.all([rm(spec.rowsPath, { force: true }), rm(spec.rejectsPath, { force: true })]).catch(() => {});
+      }
+    }
+  }
+
+  /** The lead's plan: its helper ranges go to the workers held for it; the rest are freed. */
+  function startParts(job: Job, plan: PartSpec[]): void {
+    const held = slots.filter((s) => s.heldFor === job);
+    for (const slot of held) slot.heldFor = null;
+    const unstarted = job.heldUnstarted ?? 0;
+    heldUnstarted -= unstarted;
+    job.heldUnstarted = 0;
+    for (let i = 0; i < unstarted && held.length < plan.length; i++) held.push(spawn());
+    plan.forEach((spec, i) => {
+      const slot = held[i];
+      if (!slot || !slots.includes(slot)) {
+        // Cannot happen (the plan never asks for more than was held); tell the lead so it reads alone.
+        relay(job, { index: spec.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: false, detail: "no helper" });
+        return;
+      }
+      slot.part = { id: nextId++, lead: job, spec };
+      slot.worker.ref();
+      post(slot, { type: "part", id: slot.part.id, req: job.req, part: spec });
+    });
+  }
+
+  function relay(lead: Job, result: PartResult): void {
+    const leadSlot = slots.find((s) => s.job === lead);
+    if (leadSlot) post(leadSlot, { type: "partResult", id: lead.id, result });
   }
 
   function retire(slot: Slot): void {
@@ -92,8 +162,16 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
   function crashed(slot: Slot, detail: string): void {
     if (!slots.includes(slot)) return;
     const job = slot.job;
+    const part = slot.part;
     slot.job = null;
+    slot.part = null;
+    slot.heldFor = null;
     retire(slot);
+    if (part) {
+      // The lead reads the whole file alone instead.
+      relay(part.lead, { index: part.spec.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: false, detail });
+      void Promise.all([rm(part.spec.rowsPath, { force: true }), rm(part.spec.rejectsPath, { force: true })]).catch(() => {});
+    }
     if (job) {
       finish(job);
       void cleanUp(job.req).then(() =>
@@ -105,11 +183,30 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
 
   function spawn(): Slot {
     const worker = new Worker(workerUrl) as unknown as Bun.Worker;
-    const slot: Slot = { worker, job: null };
+    const slot: Slot = { worker, job: null, heldFor: null, part: null };
     worker.addEventListener("message", (event) => {
       const reply = (event as MessageEvent<WorkerReply>).data;
+      if ("partResult" in reply) {
+        const part = slot.part;
+        if (!part || reply.id !== part.id) return;
+        slot.part = null;
+        worker.unref();
+        relay(part.lead, reply.partResult);
+        dispatch();
+        return;
+      }
       const job = slot.job;
       if (!job || reply.id !== job.id) return;
+      if ("plan" in reply) {
+        startParts(job, reply.plan);
+        dispatch();
+        return;
+      }
+      if ("cancelParts" in reply) {
+        releaseHelpers(job);
+        dispatch();
+        return;
+      }
       slot.job = null;
       worker.unref();
       finish(job);
@@ -124,12 +221,25 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
 
   function dispatch(): void {
     while (queue.length > 0 && !closed) {
-      const slot = slots.find((s) => s.job === null) ?? (slots.length < size ? spawn() : null);
+      const slot = slots.find(idle) ?? (canSpawn() ? spawn() : null);
       if (!slot) return;
       const job = queue.shift()!;
       slot.job = job;
       slot.worker.ref();
-      slot.worker.postMessage({ id: job.id, req: job.req });
+      // Nobody else waiting: the other idle workers are held for this file, which may be split across them.
+      let helpers = 0;
+      if (queue.length === 0) {
+        for (let free = slots.find(idle); free; free = slots.find(idle)) {
+          free.heldFor = job;
+          helpers++;
+        }
+        while (canSpawn()) {
+          heldUnstarted++;
+          job.heldUnstarted = (job.heldUnstarted ?? 0) + 1;
+          helpers++;
+        }
+      }
+      post(slot, { type: "process", id: job.id, req: job.req, helpers, minSplitBytes });
     }
   }
 
@@ -142,6 +252,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
       if (!slot) return;
       slot.job = null;
       retire(slot);
+      finish(job);
       dispatch();
     }
     finish(job);
@@ -150,7 +261,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
   }
 
   return {
-    stats: () => ({ workers: slots.length, busy: slots.filter((s) => s.job !== null).length, queued: queue.length }),
+    stats: () => ({ workers: slots.length, busy: slots.filter((s) => !idle(s)).length, queued: queue.length }),
     process(req, signal) {
       if (closed) return Promise.reject(new Error("engine pool is closed"));
       if (signal?.aborted) return Promise.reject(signal.reason);

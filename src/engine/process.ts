@@ -1,10 +1,10 @@
 import type { ObjectStore } from "../adapters/storage/port";
 import type { RowError, RunCounts } from "../domain/runs";
-import { compileMapping, MappingConfigError, schemaProperties } from "./map";
+import { type CompiledMapping, compileMapping, MappingConfigError, schemaProperties } from "./map";
 import { openInput } from "./parse";
 import { EngineInputError, type ParseOptions, type ParseSummary, type ProcessOutcome, type ProcessRequest, type SourceRecord } from "./types";
-import { SchemaCompileError, validatorFor } from "./validate";
-import { createWriter, jsonWriter } from "./write";
+import { type RowValidator, SchemaCompileError, validatorFor } from "./validate";
+import { createWriter, jsonWriter, type RowWriter } from "./write";
 import { openSink, type Sink } from "./write/sink";
 
 /** Row errors kept in the outcome (and run metadata). */
@@ -12,9 +12,9 @@ export const MAX_REPORTED_ERRORS = 20;
 /** Errors named in a failed run's message. */
 const ERRORS_IN_MESSAGE = 3;
 
-class Cancelled extends Error {}
+export class Cancelled extends Error {}
 
-async function* chunksOf(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<Uint8Array> {
+export async function* chunksOf(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<Uint8Array> {
   for (;;) {
     const { done, value } = await reader.read();
     if (done) return;
@@ -22,7 +22,7 @@ async function* chunksOf(reader: ReadableStreamDefaultReader<Uint8Array>): Async
   }
 }
 
-function parseOptions(req: ProcessRequest): ParseOptions {
+export function parseOptions(req: ProcessRequest): ParseOptions {
   const o = req.mappings.options;
   return {
     filename: req.filename,
@@ -42,15 +42,15 @@ function parseOptions(req: ProcessRequest): ParseOptions {
  * The written columns: the mapping's targets, then schema properties with a
  * `default` that no target fills (validation adds those to every row).
  */
-function outputColumns(targets: readonly string[], definition: Record<string, unknown>): string[] {
+export function outputColumns(targets: readonly string[], definition: Record<string, unknown>): string[] {
   const props = (definition.properties ?? {}) as Record<string, unknown>;
   const extra = Object.keys(props).filter((p) => !targets.includes(p) && typeof props[p] === "object" && props[p] !== null && "default" in (props[p] as object));
   return [...targets, ...extra];
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-function firstErrors(errors: readonly RowError[]): string {
+export function firstErrors(errors: readonly RowError[]): string {
   return errors
     .slice(0, ERRORS_IN_MESSAGE)
     .map((e) => `row ${e.rowIndex + 1} ${e.field}: ${e.message}`)
@@ -106,61 +106,26 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     processed = openSink(store, req.processedKey, writer.contentType);
     await processed.write(writer.begin());
     const rejectWriter = jsonWriter();
-    let rejectText = "";
 
-    const out: Record<string, unknown>[] = [];
-    const rowErrors: RowError[] = [];
-    let stop: string | null = null;
-
-    for await (const batch of input.batches as AsyncIterable<SourceRecord[]>) {
-      if (signal?.aborted) throw new Cancelled();
-      let n = 0;
-      for (let i = 0; i < batch.length; i++) {
-        const record = batch[i]!;
-        const rowIndex = counts.total++;
-        rowErrors.length = 0;
-        const row = mapping.map(record, rowIndex, rowErrors);
-        if (rowErrors.length === 0) {
-          if (validator.check(row, rowIndex, rowErrors)) {
-            out[n++] = row;
-            continue;
-          }
-        } else {
-          validator.check(row, rowIndex, rowErrors, new Set(rowErrors.map((e) => e.field)));
-        }
-        counts.invalid++;
-        for (let j = 0; j < rowErrors.length && errors.length < MAX_REPORTED_ERRORS; j++) errors.push(rowErrors[j]!);
-        if (policy === "fail") continue;
-        counts.skipped++;
-        if (policy === "quarantine") {
-          counts.quarantined++;
-          rejectText += rejectWriter.rows([{ rowIndex, errors: rowErrors.map((e) => ({ field: e.field, message: e.message })), row: record }]);
-        }
-        if (maxInvalidRows !== undefined && counts.invalid > maxInvalidRows) {
-          stop = `More than ${plural(maxInvalidRows, "invalid row")} (the error budget mappings.validations.maxInvalidRows): ${counts.invalid} by row ${rowIndex + 1}. First errors: ${firstErrors(errors)}.`;
-          break;
-        }
-      }
-      counts.valid += n;
-      if (stop) break;
-      // `fail` stops at the end of the batch that holds the first invalid row: the run fails
-      // anyway, and the batch is enough to report the first errors.
-      if (policy === "fail" && counts.invalid > 0) {
-        stop =
-          `${plural(counts.invalid, "invalid row")} in the first ${plural(counts.total, "row")} read, and mappings.validations.onInvalidRow is 'fail'. ` +
-          `First errors: ${firstErrors(errors)}. Fix the file, or set onInvalidRow to 'skip' or 'quarantine' to keep the valid rows.`;
-        break;
-      }
-      if (n > 0) await processed.write(writer.rows(out, n));
-      if (rejectText) {
+    const stop = await pumpRows(input.batches, {
+      mapping,
+      validator,
+      writer,
+      policy,
+      maxInvalidRows,
+      counts,
+      errors,
+      signal,
+      rows: (text) => processed!.write(text),
+      async rejects(text) {
         if (!rejects) {
           rejects = openSink(store, req.rejectsKey, "application/json");
           await rejects.write(rejectWriter.begin());
         }
-        await rejects.write(rejectText);
-        rejectText = "";
-      }
-    }
+        await rejects.write(text);
+      },
+      rejectWriter,
+    });
     if (stop) return await fail(stop);
     if (signal?.aborted) throw new Cancelled();
 
@@ -175,9 +140,11 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     await processed.write(writer.end());
     const info = await processed.close();
     let rejectsInfo: ProcessOutcome["rejects"] = null;
-    if (rejects) {
-      await rejects.write(rejectWriter.end());
-      const r = await rejects.close();
+    // Opened by pumpRows' callback (a closure, so the compiler still thinks it is null here).
+    const rejectsSink = rejects as Sink | null;
+    if (rejectsSink) {
+      await rejectsSink.write(rejectWriter.end());
+      const r = await rejectsSink.close();
       rejectsInfo = { key: req.rejectsKey, size: r.size, rows: counts.quarantined };
     } else {
       await store.delete(req.rejectsKey);
@@ -200,4 +167,94 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
       err.stack ?? err.message,
     );
   }
+}
+
+/**
+ * A full garbage collection every this many batches (~65k rows) in each
+ * worker. Each batch leaves a few MB of buffers (source chunks, encoded
+ * output) that JavaScriptCore collects late because its own heap stays small;
+ * without this a worker's resident memory grows by hundreds of MB on a large
+ * file (1 GB CSV on two workers: 503 MB peak for the service without, 359 MB
+ * with, about 15% more processing time).
+ */
+const GC_EVERY_BATCHES = 16;
+
+export interface PumpOptions {
+  mapping: CompiledMapping;
+  validator: RowValidator;
+  writer: RowWriter;
+  rejectWriter: RowWriter;
+  policy: "fail" | "skip" | "quarantine";
+  maxInvalidRows: number | undefined;
+  counts: RunCounts;
+  errors: RowError[];
+  signal?: AbortSignal;
+  /** Checked after each batch: true stops reading (another part of the same file failed). */
+  interrupted?: () => boolean;
+  /** The processed rows' text, a batch at a time. */
+  rows(text: string): Promise<void>;
+  /** Rejected rows' text (quarantine), a batch at a time. */
+  rejects(text: string): Promise<void>;
+}
+
+/**
+ * Maps, validates and writes every batch; answers the message a policy
+ * stopped with (`fail`, the maxInvalidRows budget), or null when the input
+ * was read to its end. Row indexes count from 0 at the first record read.
+ */
+export async function pumpRows(batches: AsyncIterable<SourceRecord[]>, o: PumpOptions): Promise<string | null> {
+  const { mapping, validator, writer, rejectWriter, policy, maxInvalidRows, counts, errors, signal } = o;
+  const out: Record<string, unknown>[] = [];
+  const rowErrors: RowError[] = [];
+  let stop: string | null = null;
+  let rejectText = "";
+  let batchCount = 0;
+  for await (const batch of batches) {
+    if (signal?.aborted) throw new Cancelled();
+    let n = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const record = batch[i]!;
+      const rowIndex = counts.total++;
+      rowErrors.length = 0;
+      const row = mapping.map(record, rowIndex, rowErrors);
+      if (rowErrors.length === 0) {
+        if (validator.check(row, rowIndex, rowErrors)) {
+          out[n++] = row;
+          continue;
+        }
+      } else {
+        validator.check(row, rowIndex, rowErrors, new Set(rowErrors.map((e) => e.field)));
+      }
+      counts.invalid++;
+      for (let j = 0; j < rowErrors.length && errors.length < MAX_REPORTED_ERRORS; j++) errors.push(rowErrors[j]!);
+      if (policy === "fail") continue;
+      counts.skipped++;
+      if (policy === "quarantine") {
+        counts.quarantined++;
+        rejectText += rejectWriter.rows([{ rowIndex, errors: rowErrors.map((e) => ({ field: e.field, message: e.message })), row: record }]);
+      }
+      if (maxInvalidRows !== undefined && counts.invalid > maxInvalidRows) {
+        stop = `More than ${plural(maxInvalidRows, "invalid row")} (the error budget mappings.validations.maxInvalidRows): ${counts.invalid} by row ${rowIndex + 1}. First errors: ${firstErrors(errors)}.`;
+        break;
+      }
+    }
+    counts.valid += n;
+    if (stop) return stop;
+    // `fail` stops at the end of the batch that holds the first invalid row: the run fails
+    // anyway, and the batch is enough to report the first errors.
+    if (policy === "fail" && counts.invalid > 0) {
+      return (
+        `${plural(counts.invalid, "invalid row")} in the first ${plural(counts.total, "row")} read, and mappings.validations.onInvalidRow is 'fail'. ` +
+        `First errors: ${firstErrors(errors)}. Fix the file, or set onInvalidRow to 'skip' or 'quarantine' to keep the valid rows.`
+      );
+    }
+    if (n > 0) await o.rows(writer.rows(out, n));
+    if (rejectText) {
+      await o.rejects(rejectText);
+      rejectText = "";
+    }
+    if (o.interrupted?.()) return null;
+    if (++batchCount % GC_EVERY_BATCHES === 0) Bun.gc(true);
+  }
+  return null;
 }

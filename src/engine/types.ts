@@ -37,6 +37,8 @@ export interface ParseOptions {
   recordPath?: string;
   /** XLSX: the sheet to read (default the first). */
   sheet?: string;
+  /** CSV/TSV line ending, given together with `delimiter` (a file read in parts, src/engine/split.ts); detected when absent. */
+  newline?: "\n" | "\r\n" | "\r";
   limits?: Partial<ParseLimits>;
 }
 

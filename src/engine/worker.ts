@@ -1,21 +1,31 @@
 import { createObjectStore } from "../adapters/storage/index";
 import type { ObjectStore, StorageConfig } from "../adapters/storage/port";
 import { processFile } from "./process";
+import { type PartResult, type PartSpec, planSplit, processPart, processSplit } from "./split";
 import type { ProcessOutcome, ProcessRequest } from "./types";
 
 /**
- * Bun Worker entry (src/engine/pool.ts starts it): one request at a time,
- * `{ id, req }` in, `{ id, outcome }` out. processFile never throws, so the
- * worker lives on after a bad file; the pool replaces it if it dies anyway.
+ * Bun Worker entry (src/engine/pool.ts starts it). Messages in:
+ * - `{ type: "process", id, req, helpers }`: one file; with `helpers` > 0 the
+ *   pool holds that many idle workers for it, and this worker may split the
+ *   file (src/engine/split.ts): it answers `{ id, plan }` first (the helpers'
+ *   parts, possibly none), and `{ id, outcome }` at the end.
+ * - `{ type: "part", id, req, part }`: a helper's range; answers `{ id, partResult }`.
+ * - `{ type: "partResult", id, result }`: a helper's result, relayed to the lead of job `id`.
+ * processFile never throws, so the worker lives on after a bad file; the
+ * pool replaces it if it dies anyway. `{ id, cancelParts }` asks the pool to
+ * stop this job's helpers (the lead reads the file alone).
  */
-export interface WorkerRequest {
-  id: number;
-  req: ProcessRequest;
-}
-export interface WorkerReply {
-  id: number;
-  outcome: ProcessOutcome;
-}
+export type WorkerRequest =
+  | { type?: "process"; id: number; req: ProcessRequest; helpers?: number; minSplitBytes?: number }
+  | { type: "part"; id: number; req: ProcessRequest; part: PartSpec }
+  | { type: "partResult"; id: number; result: PartResult };
+
+export type WorkerReply =
+  | { id: number; outcome: ProcessOutcome }
+  | { id: number; plan: PartSpec[] }
+  | { id: number; partResult: PartResult }
+  | { id: number; cancelParts: true };
 
 declare const self: Worker;
 
@@ -31,11 +41,58 @@ function storeFor(cfg: StorageConfig): ObjectStore {
   return store;
 }
 
+/** Helper results awaited by the lead of each job here. */
+const awaiting = new Map<number, (result: PartResult) => void>();
+
+const reply = (r: WorkerReply) => self.postMessage(r);
+
+async function processLead(id: number, req: ProcessRequest, store: ObjectStore, helpers: number, minSplitBytes: number | undefined): Promise<ProcessOutcome> {
+  const plan = helpers > 0 ? await planSplit(req, store, { parts: helpers + 1, minBytes: minSplitBytes }).catch(() => null) : null;
+  // Always answered, so the pool releases the workers it held for this file.
+  reply({ id, plan: plan ? plan.parts.slice(1) : [] });
+  if (!plan) return processFile(req, store);
+  const waiting = plan.parts.slice(1).map(() => Promise.withResolvers<PartResult>());
+  let failed = false;
+  awaiting.set(id, (result) => {
+    if (!result.ok) failed = true;
+    waiting[result.index - 1]?.resolve(result);
+  });
+  try {
+    const outcome = await processSplit(
+      req,
+      store,
+      plan,
+      waiting.map((w) => w.promise),
+      () => failed,
+    );
+    if (outcome) return outcome;
+  } finally {
+    awaiting.delete(id);
+  }
+  reply({ id, cancelParts: true });
+  return processFile(req, store);
+}
+
 self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
-  const { id, req } = event.data;
+  const msg = event.data;
+  if (msg.type === "partResult") {
+    awaiting.get(msg.id)?.(msg.result);
+    return;
+  }
+  if (msg.type === "part") {
+    let result: PartResult;
+    try {
+      result = await processPart(msg.req, storeFor(msg.req.storage), msg.part);
+    } catch (e) {
+      result = { index: msg.part.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: false, detail: String(e) };
+    }
+    reply({ id: msg.id, partResult: result });
+    return;
+  }
+  const { id, req } = msg;
   let outcome: ProcessOutcome;
   try {
-    outcome = await processFile(req, storeFor(req.storage));
+    outcome = await processLead(id, req, storeFor(req.storage), msg.helpers ?? 0, msg.minSplitBytes);
   } catch (e) {
     // Only opening the store can get here.
     const err = e instanceof Error ? e : new Error(String(e));
@@ -50,5 +107,5 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
       processMs: 0,
     };
   }
-  self.postMessage({ id, outcome } satisfies WorkerReply);
+  reply({ id, outcome });
 };

@@ -13,6 +13,9 @@ export interface InputSummary extends ParseSummary {
   raggedRows: number;
   /** The first few notes about such rows, for the run's metadata. */
   warnings: string[];
+  /** CSV/TSV: the delimiter and line ending in use (given or detected). */
+  delimiter?: string;
+  newline?: "\n" | "\r\n" | "\r";
 }
 
 export interface ParsedInput {
@@ -85,7 +88,9 @@ export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOp
     default: {
       const quote = opts.quote ?? '"';
       const explicit = opts.delimiter ?? (format === "tsv" ? "\t" : undefined);
-      const { delimiter, newline } = sniffDelimited(sample, quote, explicit);
+      const { delimiter, newline } = explicit !== undefined && opts.newline ? { delimiter: explicit, newline: opts.newline } : sniffDelimited(sample, quote, explicit);
+      summary.delimiter = delimiter;
+      summary.newline = newline;
       summary.format = format === "delimited" ? (delimiter === "\t" ? "tsv" : "csv") : format;
       const batches = parseDelimited(
         text,

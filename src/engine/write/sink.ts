@@ -8,6 +8,8 @@ import type { ObjectInfo, ObjectStore } from "../../adapters/storage/port";
  */
 export interface Sink {
   write(text: string): Promise<void>;
+  /** Bytes already encoded (a part of the output written by another worker), in order after the text so far. */
+  writeBytes(bytes: Uint8Array): Promise<void>;
   /** Ends the body and waits for the store to have the whole object. */
   close(): Promise<ObjectInfo>;
   /** Fails the body (the store then keeps nothing at the key) and waits for the put to settle. */
@@ -75,6 +77,14 @@ export function openSink(store: ObjectStore, key: string, contentType: string): 
       pending += text;
       if (pending.length < FLUSH_CHARS) return;
       flush();
+      while (queue.length >= MAX_QUEUED && !failure) await new Promise<void>((r) => (wakeProducer = r));
+      if (failure) throw failure;
+    },
+    async writeBytes(bytes) {
+      if (failure) throw failure;
+      flush();
+      queue.push(bytes);
+      wake();
       while (queue.length >= MAX_QUEUED && !failure) await new Promise<void>((r) => (wakeProducer = r));
       if (failure) throw failure;
     },
