@@ -7,7 +7,7 @@
  *   bun bench/engine.ts [rows=1000000] [bigRows=11500000]
  * Writes bench/results/engine.md.
  */
-import { rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { benchPipeline, fmt, machine, peakRssMiB, startService, table, tempDir, upload, waitForRun, writeCsv } from "./lib";
 
@@ -88,5 +88,6 @@ ${table(
 `
     : ""
 }`;
+mkdirSync(join(import.meta.dir, "results"), { recursive: true });
 writeFileSync(join(import.meta.dir, "results", "engine.md"), out);
 console.log(out);
