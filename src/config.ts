@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
+import type { S3Settings } from "./adapters/storage/port";
 
 /** Environment, parsed once at start. A bad value stops the process with a message naming the variable. */
 const port = (fallback: number) =>
@@ -71,14 +72,7 @@ export interface Config {
   maxUploadBytes: number;
   fileLinkTtlSeconds: number;
   /** Object storage on S3 (or compatible); null keeps objects on local disk. */
-  s3: {
-    bucket: string;
-    region: string;
-    endpoint?: string;
-    forcePathStyle?: boolean;
-    accessKeyId?: string;
-    secretAccessKey?: string;
-  } | null;
+  s3: S3Settings | null;
 }
 
 export class ConfigError extends Error {

@@ -11,22 +11,14 @@ import {
   type WorkerPool,
 } from "graphile-worker";
 import postgres from "postgres";
-import type { Database, Writer } from "../../db/client";
+import type { Writer } from "../../db/client";
 import type { Logger } from "../logger";
-import type { RetryPolicy } from "./backoff";
 import { checkCron } from "./cron";
 import type { CronSpec, JobDefinition, JobQueue, JobSpec } from "./port";
 import { asError, type Outcome, runJob } from "./run-job";
-import { checkSpec, DEFAULT_MAX_ATTEMPTS } from "./spec";
+import { checkSpec, DEFAULT_MAX_ATTEMPTS, type QueueSettings } from "./spec";
 
-export interface PgQueueOptions {
-  db: Database;
-  log: Logger;
-  concurrency: number;
-  leaseMs: number;
-  pollMs: number;
-  retry: RetryPolicy;
-}
+export type PgQueueOptions = QueueSettings;
 
 /**
  * What the queue stores as graphile-worker's payload. `maxAttempts` is the

@@ -1,4 +1,17 @@
+import type { Database } from "../../db/client";
+import type { Logger } from "../logger";
+import type { RetryPolicy } from "./backoff";
 import type { JobSpec } from "./port";
+
+/** What both queue implementations are built with (src/jobs/index.ts fills the defaults). */
+export interface QueueSettings {
+  db: Database;
+  log: Logger;
+  concurrency: number;
+  leaseMs: number;
+  pollMs: number;
+  retry: RetryPolicy;
+}
 
 export const DEFAULT_MAX_ATTEMPTS = 5;
 

@@ -3,20 +3,12 @@ import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import type { Database, Writer } from "../../db/client";
 import { jobs } from "../../db/sqlite/schema/jobs";
 import { newId } from "../domain/ids";
-import type { Logger } from "../logger";
-import type { RetryPolicy } from "./backoff";
 import { checkCron, latestSlot, nextSlot } from "./cron";
 import type { CronSpec, JobDefinition, JobQueue, JobSpec } from "./port";
 import { asError, runJob } from "./run-job";
-import { checkSpec, DEFAULT_MAX_ATTEMPTS } from "./spec";
+import { checkSpec, DEFAULT_MAX_ATTEMPTS, type QueueSettings } from "./spec";
 
-export interface SqliteQueueOptions {
-  db: Database;
-  log: Logger;
-  concurrency: number;
-  leaseMs: number;
-  pollMs: number;
-  retry: RetryPolicy;
+export interface SqliteQueueOptions extends QueueSettings {
   workerId: string;
 }
 

@@ -57,14 +57,13 @@ export interface ObjectStore {
 }
 
 /** Serialisable settings, so a worker thread can open the same store. */
-export type StorageConfig =
-  | { kind: "local"; root: string; publicUrl: string; signingKey: string }
-  | {
-      kind: "s3";
-      bucket: string;
-      region: string;
-      endpoint?: string;
-      forcePathStyle?: boolean;
-      accessKeyId?: string;
-      secretAccessKey?: string;
-    };
+export interface S3Settings {
+  bucket: string;
+  region: string;
+  endpoint?: string;
+  forcePathStyle?: boolean;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+}
+
+export type StorageConfig = { kind: "local"; root: string; publicUrl: string; signingKey: string } | ({ kind: "s3" } & S3Settings);
