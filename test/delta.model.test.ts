@@ -2,20 +2,10 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { pageOf } from "../src/services/delta/get-run-delta";
 import { multisetDiff } from "../src/services/delta/multiset-diff";
-import { processedJson } from "./helpers/fixture-runs";
+import { chunkedStream, processedJson } from "./helpers/fixture-runs";
 
 /** The engine's layout, delivered in chunks of the given size (rows get cut anywhere). */
-function stream(rows: object[], chunk: number): ReadableStream<Uint8Array> {
-  const bytes = new TextEncoder().encode(processedJson(rows));
-  let at = 0;
-  return new ReadableStream({
-    pull(c) {
-      if (at >= bytes.length) return c.close();
-      c.enqueue(bytes.slice(at, at + chunk));
-      at += chunk;
-    },
-  });
-}
+const stream = (rows: object[], chunk: number) => chunkedStream(processedJson(rows), chunk);
 
 /** The obvious multiset difference: the first min(a, b) equal rows of each side match. */
 function naive(base: object[], compare: object[]) {

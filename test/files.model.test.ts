@@ -2,19 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { RowSplitter } from "../src/services/files/processed-file";
 import { type Row, rowMatcher, searchRows, textOf } from "../src/services/files/row-search";
-import { processedJson } from "./helpers/fixture-runs";
-
-function stream(text: string, chunk: number): ReadableStream<Uint8Array> {
-  const bytes = new TextEncoder().encode(text);
-  let at = 0;
-  return new ReadableStream({
-    pull(c) {
-      if (at >= bytes.length) return c.close();
-      c.enqueue(bytes.slice(at, at + chunk));
-      at += chunk;
-    },
-  });
-}
+import { chunkedStream, processedJson } from "./helpers/fixture-runs";
 
 const value = fc.oneof(
   fc.constantFrom("Bolt", "bolt kit", "NUT", "straße", "İstanbul", 'say "hi"', "a\\b", "x\ny", "ΟΔΟΣ", "日本"),
@@ -43,7 +31,7 @@ describe("searchRows against parsing every row", () => {
           const opts = { searchTerm, exactMatch, caseSensitive, fieldName };
           const m = rowMatcher(opts);
           const got: [number, Row, string[]][] = [];
-          const total = await searchRows(stream(processedJson(rows), chunk), m, { skip, take, onHit: (i, r, f) => got.push([i, r, f]) });
+          const total = await searchRows(chunkedStream(processedJson(rows), chunk), m, { skip, take, onHit: (i, r, f) => got.push([i, r, f]) });
           const want: [number, Row, string[]][] = [];
           rows.forEach((r, i) => {
             if (!searchTerm) return want.push([i, r, []]);

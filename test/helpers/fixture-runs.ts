@@ -32,6 +32,19 @@ export function processedJson(rows: readonly object[]): string {
   return rows.length === 0 ? "[\n]\n" : `[\n${rows.map((r) => JSON.stringify(r)).join(",\n")}\n]\n`;
 }
 
+/** Text delivered as a stream in chunks of `chunk` bytes, so lines and characters get cut anywhere. */
+export function chunkedStream(text: string, chunk: number): ReadableStream<Uint8Array> {
+  const bytes = new TextEncoder().encode(text);
+  let at = 0;
+  return new ReadableStream({
+    pull(c) {
+      if (at >= bytes.length) return c.close();
+      c.enqueue(bytes.slice(at, at + chunk));
+      at += chunk;
+    },
+  });
+}
+
 export interface FixtureRunOptions {
   /** Rows of the processed file; null: the run has none yet (it is processing). */
   rows: readonly object[] | null;
