@@ -22,6 +22,10 @@ interface Job {
   /** Workers not started yet that are kept free for this job's helpers. */
   heldUnstarted?: number;
   req: ProcessRequest;
+  /** The helper ranges of this job's file, once its lead has split it. */
+  parts?: PartSpec[];
+  /** Set once the lead no longer wants its helpers' rows (it finished or reads the file alone): late results are discarded. */
+  partsReleased?: boolean;
   signal?: AbortSignal;
   onAbort?: () => void;
   resolve(outcome: ProcessOutcome): void;
@@ -76,6 +80,11 @@ export interface EnginePoolStats {
   queued: number;
 }
 
+/** A part's temp files; the pool imports no engine code, so this is not split.ts's removeTemp. */
+function removeParts(parts: readonly PartSpec[]): void {
+  void Promise.all(parts.flatMap((p) => [rm(p.rowsPath, { force: true }), rm(p.rejectsPath, { force: true })])).catch(() => {});
+}
+
 export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(): EnginePoolStats } {
   const size = Math.max(1, opts.size);
   const workerUrl = opts.workerUrl ?? DEFAULT_WORKER;
@@ -112,25 +121,30 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
 
   const post = (slot: Slot, msg: WorkerRequest) => slot.worker.postMessage(msg);
 
-  /** Frees the workers held for `job`, and stops those still reading its parts (their temp files go too). */
+  /**
+   * Frees the workers held for `job`, stops those still reading its parts,
+   * and removes every part's temp files: a helper that finished after its
+   * lead gave up wrote them after the lead's own clean-up.
+   */
   function releaseHelpers(job: Job): void {
     heldUnstarted -= job.heldUnstarted ?? 0;
     job.heldUnstarted = 0;
+    job.partsReleased = true;
     for (const slot of [...slots]) {
       if (slot.heldFor === job) slot.heldFor = null;
       if (slot.part?.lead === job) {
-        const spec = slot.part.spec;
         slot.part = null;
         retire(slot);
-        void Promise.all([rm(spec.rowsPath, { force: true }), rm(spec.rejectsPath, { force: true })]).catch(() => {});
       }
     }
+    if (job.parts) removeParts(job.parts);
   }
 
   /** The lead's plan: its helper ranges go to the workers held for it; the rest are freed. */
   function startParts(job: Job, plan: PartSpec[]): void {
     const held = slots.filter((s) => s.heldFor === job);
     for (const slot of held) slot.heldFor = null;
+    job.parts = plan;
     const unstarted = job.heldUnstarted ?? 0;
     heldUnstarted -= unstarted;
     job.heldUnstarted = 0;
@@ -170,7 +184,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     if (part) {
       // The lead reads the whole file alone instead.
       relay(part.lead, { index: part.spec.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: false, detail });
-      void Promise.all([rm(part.spec.rowsPath, { force: true }), rm(part.spec.rejectsPath, { force: true })]).catch(() => {});
+      removeParts([part.spec]);
     }
     if (job) {
       finish(job);
@@ -191,7 +205,8 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
         if (!part || reply.id !== part.id) return;
         slot.part = null;
         worker.unref();
-        relay(part.lead, reply.partResult);
+        if (part.lead.partsReleased) removeParts([part.spec]);
+        else relay(part.lead, reply.partResult);
         dispatch();
         return;
       }
