@@ -1,5 +1,6 @@
 import { formatIssues } from "../domain/validation";
 import type { ServiceContext } from "../services/context";
+import { dispatchRunEvent, RUN_EVENT_JOB, RunEventPayload } from "../services/run-events";
 import { giveUpRun, ProcessRunPayload, processRun, RUN_JOB, RUN_JOB_ATTEMPTS } from "../services/runs";
 import type { CronSpec, JobDefinition } from "./port";
 
@@ -21,7 +22,22 @@ export function processRunJob(svc: ServiceContext): JobDefinition<ProcessRunPayl
   };
 }
 
+/** Fans a run event out to webhooks and notifications (src/services/run-events). */
+export function runEventJob(svc: ServiceContext): JobDefinition<RunEventPayload> {
+  return {
+    name: RUN_EVENT_JOB,
+    parse(payload) {
+      const r = RunEventPayload.safeParse(payload);
+      if (!r.success) throw new Error(`${RUN_EVENT_JOB}: bad payload: ${formatIssues(r.error.issues)}`);
+      return r.data;
+    },
+    async handle(payload) {
+      await dispatchRunEvent(svc, payload);
+    },
+  };
+}
+
 /** Every job the service runs, with the services it calls. */
 export function jobDefinitions(svc: ServiceContext): { definitions: JobDefinition<any>[]; crons: CronSpec[] } {
-  return { definitions: [processRunJob(svc)], crons: [] };
+  return { definitions: [processRunJob(svc), runEventJob(svc)], crons: [] };
 }

@@ -2,6 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { parseInput } from "../../domain/validation";
 import type { RunStatus } from "../../domain/runs";
 import type { CallOptions, ServiceContext } from "../context";
+import { enqueueRunEvent } from "../run-events";
 import { loadRun, publishStatus, type RunRecord } from "./record";
 import { AcknowledgeRunInput } from "./shapes";
 
@@ -24,13 +25,15 @@ export async function acknowledgeRun(
     const cur = await loadRun(ctx, { workspaceId, id: opts.id });
     const previous = cur.row.status as RunStatus;
     if (previous === "acknowledged") return cur;
-    const moved = await ctx.db.tx((w) =>
-      w
+    const moved = await ctx.db.tx(async (w) => {
+      const m = await w
         .update(run)
         .set({ status: "acknowledged", updatedAt: ctx.clock.now() })
         .where(and(eq(run.id, cur.row.id), eq(run.workspaceId, workspaceId), eq(run.status, previous)))
-        .returning({ id: run.id }),
-    );
+        .returning({ id: run.id });
+      if (m.length > 0) await enqueueRunEvent(ctx, w, cur.row, "acknowledged", previous);
+      return m;
+    });
     if (moved.length > 0) {
       await publishStatus(ctx, cur.row, "acknowledged", previous);
       return loadRun(ctx, { workspaceId, id: opts.id });

@@ -1,6 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { RunStatus } from "../../domain/runs";
 import type { ServiceContext } from "../context";
+import { enqueueRunEvent } from "../run-events";
 import { loadRunRow, publishStatus } from "./record";
 
 /**
@@ -20,13 +21,15 @@ export async function giveUpRun(
   const errorMessage = `processing failed after ${opts.attempts} attempts: ${last}; retry with POST /pipeline-runs/${row.id}/retry`;
   const now = ctx.clock.now();
   const live: RunStatus[] = ["pending", "processing"];
-  const moved = await ctx.db.tx((w) =>
-    w
+  const moved = await ctx.db.tx(async (w) => {
+    const m = await w
       .update(run)
       .set({ status: "failed", errorMessage, processedAt: now, updatedAt: now, metadata: { ...row.metadata, attempts: row.attempt } })
       .where(and(eq(run.id, row.id), inArray(run.status, live), eq(run.attempt, row.attempt)))
-      .returning({ id: run.id }),
-  );
+      .returning({ id: run.id });
+    if (m.length > 0) await enqueueRunEvent(ctx, w, row, "failed", row.status as RunStatus);
+    return m;
+  });
   if (moved.length === 0) return false;
   await publishStatus(ctx, row, "failed", row.status as RunStatus);
   return true;

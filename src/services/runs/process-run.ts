@@ -4,6 +4,7 @@ import { runKeys } from "../../adapters/storage/keys";
 import { FINAL_STATUSES, type RunMetadata, type RunStatus } from "../../domain/runs";
 import type { OutputFormat, ProcessOutcome } from "../../engine/types";
 import type { ServiceContext } from "../context";
+import { enqueueRunEvent } from "../run-events";
 import { OUTPUT_FORMATS } from "../pipelines/shapes";
 import { loadRunRow, publishStatus, type RunRow } from "./record";
 
@@ -166,7 +167,10 @@ async function finish(ctx: ServiceContext, row: RunRow, f: Finish): Promise<RunS
       .set({ ...results, status: f.status })
       .where(and(eq(run.id, row.id), eq(run.status, "processing"), eq(run.attempt, row.attempt)))
       .returning({ id: run.id });
-    if (moved.length > 0) return f.status;
+    if (moved.length > 0) {
+      await enqueueRunEvent(ctx, w, row, f.status, "processing");
+      return f.status;
+    }
     await w
       .update(run)
       .set(results)
