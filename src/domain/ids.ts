@@ -13,6 +13,7 @@ export const ID_PREFIXES = {
   job: "job",
   upload: "upl",
   event: "evt",
+  arrival: "arr",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

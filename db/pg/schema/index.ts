@@ -6,3 +6,4 @@ export * from "./schemas";
 export * from "./pipelines";
 export * from "./webhooks";
 export * from "./pipeline-runs";
+export * from "./arrivals";

@@ -1,0 +1,135 @@
+import { and, asc, desc, eq } from "drizzle-orm";
+import { AppError } from "../../domain/errors";
+import { newId } from "../../domain/ids";
+import type { RunSource } from "../../domain/runs";
+import type { ServiceContext } from "../context";
+import { type RunBody, startRun } from "../runs/start-run";
+
+/**
+ * How hosted SFTP, the customer-SFTP poller and e-mail hand a received file
+ * to pipelines: one run per active inbound pipeline of the connection, each
+ * reading the file afresh (`openBody` is called once per pipeline), and one
+ * arrival record saying what happened. A file that starts nothing is
+ * recorded with the reason, never dropped silently.
+ */
+export const ARRIVAL_TRANSPORTS = ["sftp", "sftp_poll", "email"] as const;
+export type ArrivalTransport = (typeof ARRIVAL_TRANSPORTS)[number];
+export const ARRIVAL_OUTCOMES = ["started", "rejected", "ignored"] as const;
+export type ArrivalOutcome = (typeof ARRIVAL_OUTCOMES)[number];
+
+const SOURCE: Record<ArrivalTransport, RunSource> = { sftp: "sftp", sftp_poll: "sftp", email: "email" };
+
+export interface ArrivalInput {
+  workspaceId: string;
+  connectionId: string;
+  transport: ArrivalTransport;
+  filename?: string | null;
+  path?: string | null;
+  size?: number | null;
+  outcome: ArrivalOutcome;
+  reason?: string | null;
+  runIds?: string[];
+  /** Facts about the arrival without secrets (sender, subject, remote mtime...). */
+  metadata?: Record<string, unknown>;
+}
+
+export type ArrivalRow = typeof import("../../../db/pg/schema").arrivals.$inferSelect;
+
+export async function recordArrival(ctx: ServiceContext, a: ArrivalInput): Promise<ArrivalRow> {
+  const row: ArrivalRow = {
+    id: newId("arrival"),
+    workspaceId: a.workspaceId,
+    connectionId: a.connectionId,
+    transport: a.transport,
+    filename: a.filename ?? null,
+    path: a.path ?? null,
+    size: a.size ?? null,
+    outcome: a.outcome,
+    reason: a.reason ?? null,
+    runIds: a.runIds ?? [],
+    metadata: a.metadata ?? {},
+    createdAt: ctx.clock.now(),
+  };
+  await ctx.db.tx((w) => w.insert(ctx.db.t.arrivals).values(row));
+  if (a.outcome !== "started") ctx.log.info({ connectionId: a.connectionId, transport: a.transport, filename: a.filename, reason: a.reason }, "arrival started no run");
+  return row;
+}
+
+export interface StartInboundRunsOptions {
+  workspaceId: string;
+  connectionId: string;
+  transport: ArrivalTransport;
+  filename: string;
+  /** Opens the file's bytes; called once per pipeline. */
+  openBody: () => Promise<RunBody>;
+  mimetype?: string;
+  path?: string;
+  size?: number;
+  /**
+   * The transport's name for this file (e.g. `sftp:<path>:<mtime>:<size>`):
+   * starting it again returns the runs already started (one per pipeline).
+   */
+  idempotencyKey?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface InboundResult {
+  arrival: ArrivalRow;
+  runIds: string[];
+}
+
+export async function startInboundRuns(ctx: ServiceContext, opts: StartInboundRunsOptions): Promise<InboundResult> {
+  const p = ctx.db.t.pipelines;
+  const pipelines = await ctx.db.read
+    .select({ id: p.id, name: p.name })
+    .from(p)
+    .where(and(eq(p.workspaceId, opts.workspaceId), eq(p.connectionId, opts.connectionId), eq(p.direction, "inbound"), eq(p.isActive, true)))
+    .orderBy(asc(p.createdAt));
+  const base = { workspaceId: opts.workspaceId, connectionId: opts.connectionId, transport: opts.transport, filename: opts.filename, path: opts.path ?? null, size: opts.size ?? null, metadata: opts.metadata };
+  if (pipelines.length === 0) {
+    const arrival = await recordArrival(ctx, { ...base, outcome: "ignored", reason: "the connection has no active inbound pipeline" });
+    return { arrival, runIds: [] };
+  }
+  const runIds: string[] = [];
+  const failures: string[] = [];
+  for (const pipeline of pipelines) {
+    try {
+      const run = await startRun(ctx, {
+        workspaceId: opts.workspaceId,
+        pipelineId: pipeline.id,
+        filename: opts.filename,
+        body: await opts.openBody(),
+        source: SOURCE[opts.transport],
+        mimetype: opts.mimetype,
+        path: opts.path,
+        idempotencyKey: opts.idempotencyKey ? `${opts.idempotencyKey}:${pipeline.id}` : undefined,
+        metadata: opts.metadata,
+      });
+      runIds.push(run.row.id);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      failures.push(`pipeline '${pipeline.name}': ${err.message}`);
+    }
+  }
+  const arrival = await recordArrival(ctx, {
+    ...base,
+    outcome: runIds.length > 0 ? "started" : "rejected",
+    reason: failures.length > 0 ? failures.join("; ") : null,
+    runIds,
+  });
+  return { arrival, runIds };
+}
+
+/** A connection's arrivals, newest first (for the API; the caller checks the connection belongs to the workspace). */
+export async function listArrivalRows(
+  ctx: ServiceContext,
+  opts: { workspaceId: string; connectionId: string; outcome?: ArrivalOutcome; limit: number; offset: number },
+): Promise<{ rows: ArrivalRow[]; total: number }> {
+  const a = ctx.db.t.arrivals;
+  const where = and(eq(a.workspaceId, opts.workspaceId), eq(a.connectionId, opts.connectionId), opts.outcome ? eq(a.outcome, opts.outcome) : undefined);
+  const [rows, total] = await Promise.all([
+    ctx.db.read.select().from(a).where(where).orderBy(desc(a.createdAt), desc(a.id)).limit(opts.limit).offset(opts.offset),
+    ctx.db.read.$count(a, where),
+  ]);
+  return { rows, total };
+}
