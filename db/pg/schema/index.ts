@@ -7,3 +7,4 @@ export * from "./pipelines";
 export * from "./webhooks";
 export * from "./pipeline-runs";
 export * from "./arrivals";
+export * from "./notifications";
