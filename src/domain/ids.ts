@@ -14,6 +14,8 @@ export const ID_PREFIXES = {
   upload: "upl",
   event: "evt",
   arrival: "arr",
+  notificationPreference: "npref",
+  notificationSend: "nsend",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
