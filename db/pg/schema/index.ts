@@ -8,3 +8,4 @@ export * from "./webhooks";
 export * from "./pipeline-runs";
 export * from "./arrivals";
 export * from "./notifications";
+export * from "./outbound-uploads";
