@@ -9,3 +9,4 @@ export * from "./pipeline-runs";
 export * from "./arrivals";
 export * from "./notifications";
 export * from "./outbound-uploads";
+export * from "./webhook-deliveries";

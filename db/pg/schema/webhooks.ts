@@ -14,8 +14,12 @@ export const webhooks = pgTable(
     url: text("url").notNull(),
     /** The signing secret, encrypted; returned in clear only once, on creation. */
     secretEnc: text("secret_enc").notNull(),
+    /** Run event types it receives (pipeline_run.completed, ...). */
     events: json("events").$type<string[]>().notNull(),
     isActive: boolean("is_active").notNull(),
+    description: text("description"),
+    /** WEBHOOK: receives the events of the pipelines linked to it; PIPELINE_RUN_EVENT: every run event of the workspace (automation platforms). */
+    kind: text("kind").notNull().default("WEBHOOK"),
     ...timestamps,
   },
   (t) => [index("webhooks_workspace_idx").on(t.workspaceId)],

@@ -10,3 +10,4 @@ export * from "./jobs";
 export * from "./arrivals";
 export * from "./notifications";
 export * from "./outbound-uploads";
+export * from "./webhook-deliveries";

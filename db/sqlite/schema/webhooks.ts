@@ -14,8 +14,12 @@ export const webhooks = sqliteTable(
     url: text("url").notNull(),
     /** The signing secret, encrypted; returned in clear only once, on creation. */
     secretEnc: text("secret_enc").notNull(),
+    /** Run event types it receives (pipeline_run.completed, ...). */
     events: text("events", { mode: "json" }).$type<string[]>().notNull(),
     isActive: integer("is_active", { mode: "boolean" }).notNull(),
+    description: text("description"),
+    /** WEBHOOK: receives the events of the pipelines linked to it; PIPELINE_RUN_EVENT: every run event of the workspace (automation platforms). */
+    kind: text("kind").notNull().default("WEBHOOK"),
     ...timestamps,
   },
   (t) => [index("webhooks_workspace_idx").on(t.workspaceId)],
