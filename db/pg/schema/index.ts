@@ -10,3 +10,4 @@ export * from "./arrivals";
 export * from "./notifications";
 export * from "./outbound-uploads";
 export * from "./webhook-deliveries";
+export * from "./sftp-pickups";

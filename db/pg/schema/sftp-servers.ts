@@ -13,5 +13,7 @@ export const sftpServers = pgTable("sftp_servers", {
   rootDirectory: text("root_directory").notNull(),
   inboundFolder: text("inbound_folder").notNull(),
   outboundFolder: text("outbound_folder").notNull(),
+  /** Where the poller moves files it took from inboundFolder; null leaves them in place (remembered in sftp_pickups). */
+  processedFolder: text("processed_folder"),
   ...timestamps,
 });
