@@ -34,10 +34,19 @@ export function maskError(log: Logger) {
       return new GraphQLError(original.message, { nodes: gql?.nodes, path: gql?.path, extensions: extensionsOf(original) });
     }
     if (original instanceof GraphQLError) {
-      // graphql-js's own errors are safe to show; those without a code are about the request's input (variables).
+      // graphql-js's and Yoga's own errors are safe to show. Those without a code are about the request's input
+      // (variables); so are those Yoga answers 400 (no query, unparsable document, failed validation).
       const g = gql ?? original;
-      if (g.extensions.code) return g;
-      const extensions = { ...g.extensions, code: GRAPHQL_CODE.invalid_input, error: "invalid_input", statusCode: HTTP_STATUS.invalid_input };
+      const http = g.extensions.http as { status?: number; spec?: boolean } | undefined;
+      if (g.extensions.code && (g.extensions.error || (http?.status ?? 0) !== HTTP_STATUS.invalid_input)) return g;
+      const extensions = {
+        ...g.extensions,
+        code: g.extensions.code ?? GRAPHQL_CODE.invalid_input,
+        error: "invalid_input",
+        statusCode: HTTP_STATUS.invalid_input,
+        // A refused request is a 400 whatever the Accept header; Yoga would answer `spec` errors 200 to application/json.
+        ...(http ? { http: { ...http, spec: false, status: HTTP_STATUS.invalid_input } } : {}),
+      };
       return new GraphQLError(g.message, { nodes: g.nodes, source: g.source, positions: g.positions, path: g.path, extensions });
     }
     const ref = crypto.randomUUID();

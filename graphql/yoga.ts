@@ -1,11 +1,13 @@
-import { createYoga } from "graphql-yoga";
+import { GraphQLError, type ValidationContext } from "graphql";
+import { createYoga, type Plugin } from "graphql-yoga";
 import { isAppError } from "../src/domain/errors";
 import { LATEST_VERSION } from "../src/domain/versions";
+import { isStorableString } from "../src/http/body";
 import { admitUnversioned, type HttpOptions } from "../src/http/call";
 import { HTTP_STATUS } from "../src/http/errors";
 import type { ServiceContext } from "../src/services/context";
 import type { GqlContext } from "./builder";
-import { extensionsOf, maskError } from "./errors";
+import { extensionsOf, GRAPHQL_CODE, maskError } from "./errors";
 import { schema } from "./schema";
 
 /** The one Yoga set-up, for HTTP (and SSE) here and for graphql-ws in ws.ts. */
@@ -17,8 +19,44 @@ export function createYogaServer(svc: ServiceContext) {
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: maskError(svc.log) },
+    plugins: [refuseWhatBodiesRefuse],
   });
 }
+
+/**
+ * Literals written into the document itself are checked as a JSON body's
+ * values are (src/http/body.ts): no NUL or unpaired surrogate in a string,
+ * no `__proto__` member in an object. Variables arrive in the body and were
+ * checked with it. A document that fails validation is refused like a body
+ * REST refuses: 400, `invalid_input`, whatever the Accept header (Yoga
+ * would answer 200 to application/json).
+ */
+const refuseWhatBodiesRefuse: Plugin = {
+  onValidate({ addValidationRule }) {
+    addValidationRule((ctx: ValidationContext) => {
+      const refuse = (message: string, node: Parameters<ValidationContext["reportError"]>[0]["nodes"]) =>
+        ctx.reportError(new GraphQLError(message, { nodes: node, extensions: { code: GRAPHQL_CODE.invalid_input } }));
+      return {
+        StringValue(node) {
+          if (!isStorableString(node.value)) refuse("a string contains a NUL character or an unpaired surrogate, which cannot be stored", node);
+        },
+        ObjectField(node) {
+          if (node.name.value === "__proto__") refuse("a member named '__proto__' is not accepted", node);
+        },
+      };
+    });
+    return ({ valid, result }) => {
+      if (valid) return;
+      for (const error of result) {
+        const ext = error.extensions as Record<string, unknown>;
+        ext.code ??= "GRAPHQL_VALIDATION_FAILED";
+        ext.error = "invalid_input";
+        ext.statusCode = HTTP_STATUS.invalid_input;
+        ext.http = { ...(ext.http as object), spec: false, status: HTTP_STATUS.invalid_input };
+      }
+    };
+  },
+};
 
 /**
  * GraphQL at /graphql, authenticated by the same `x-api-key` before Yoga
