@@ -1,4 +1,4 @@
-import { GraphQLError, type ValidationContext } from "graphql";
+import { type ASTNode, type ASTVisitor, GraphQLError, type ValidationContext } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
 import { isAppError } from "../src/domain/errors";
 import { LATEST_VERSION } from "../src/domain/versions";
@@ -33,8 +33,8 @@ export function createYogaServer(svc: ServiceContext) {
  */
 const refuseWhatBodiesRefuse: Plugin = {
   onValidate({ addValidationRule }) {
-    addValidationRule((ctx: ValidationContext) => {
-      const refuse = (message: string, node: Parameters<ValidationContext["reportError"]>[0]["nodes"]) =>
+    addValidationRule((ctx: ValidationContext): ASTVisitor => {
+      const refuse = (message: string, node: ASTNode) =>
         ctx.reportError(new GraphQLError(message, { nodes: node, extensions: { code: GRAPHQL_CODE.invalid_input } }));
       return {
         StringValue(node) {
