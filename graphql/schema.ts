@@ -10,6 +10,7 @@ import { enumNamed, inputType, outputType } from "./from-zod";
 import { pageOf, paged } from "./page";
 import "./files";
 import "./runs";
+import "./webhooks";
 
 const Connection = outputType(connections.Connection);
 const Schema = outputType(schemas.Schema);
@@ -84,7 +85,8 @@ builder.queryFields((t) => ({
   webhooks: t.field({
     nullable: true,
     type: WebhookPage,
-    args: { page: t.arg.int(), limit: t.arg.int() },
+    description: "kind: WEBHOOK (linked to pipelines) or PIPELINE_RUN_EVENT (automation-platform subscriptions); both when left out.",
+    args: { page: t.arg.int(), limit: t.arg.int(), kind: t.arg({ type: enumNamed("WebhookKind") }) },
     resolve: async (_, args, { svc, actor }) => paged(await webhooks.listWebhooks(svc, { actor, query: defined(args) }), webhooks.presentWebhook),
   }),
 }));

@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
 import type { S3Settings } from "./adapters/storage/port";
+import { DEFAULT_RETRY_SCHEDULE, type WebhookSettings } from "./adapters/webhooks/port";
 
 /** Environment, parsed once at start. A bad value stops the process with a message naming the variable. */
 const port = (fallback: number) =>
@@ -11,6 +12,28 @@ const port = (fallback: number) =>
     .min(0, "must be between 0 and 65535")
     .max(65535, "must be between 0 and 65535")
     .default(fallback);
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** "5s,5m,2h": delays with a unit (ms, s, m, h, d), comma-separated; "none" is the empty list. */
+const Durations = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((v, ctx) => {
+      if (v.trim().toLowerCase() === "none") return [];
+      const out: number[] = [];
+      for (const part of v.split(",").map((p) => p.trim())) {
+        const m = /^(\d+)(ms|s|m|h|d)$/.exec(part);
+        const ms = m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : Number.NaN;
+        if (!(ms <= 7 * 86_400_000)) {
+          ctx.addIssue({ code: "custom", message: `'${part}' is not a duration of at most 7d (write e.g. 5s,5m,30m,2h), or write none` });
+          return z.NEVER;
+        }
+        out.push(ms);
+      }
+      if (out.length > 50) ctx.addIssue({ code: "custom", message: "must have at most 50 entries" });
+      return out;
+    });
 
 const Env = z.object({
   PORT: port(3000),
@@ -43,6 +66,14 @@ const Env = z.object({
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").default(5 * 1024 ** 3),
   /** Lifetime of presigned file links, in seconds. */
   FILE_LINK_TTL_SECONDS: z.coerce.number().int().min(1, "must be at least 1").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(3600),
+  /** Per-attempt limit of a webhook delivery: connect, send and the receiver's answer. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int("must be a whole number").min(10, "must be at least 10").max(300_000, "must be at most 300000 (5 minutes)").default(15_000),
+  /** Delays before the retries of a failed webhook delivery (docs/decisions/webhooks.md); `none`: no retries. */
+  WEBHOOK_RETRY_SCHEDULE: Durations(DEFAULT_RETRY_SCHEDULE),
+  /** A receiver's Retry-After is followed up to this many seconds. */
+  WEBHOOK_RETRY_AFTER_MAX_SECONDS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(36_000),
+  /** true: webhook targets may be loopback, private, link-local, ... addresses (tests, closed networks). */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional(),
   /** Setting S3_BUCKET moves every object (runs, files, documents, outbound) to S3; unset, they stay under DATA_DIR/objects. */
   S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be an S3 bucket name").optional(),
   S3_REGION: z.string().min(1).default("us-east-1"),
@@ -71,6 +102,8 @@ export interface Config {
   jobConcurrency: number;
   maxUploadBytes: number;
   fileLinkTtlSeconds: number;
+  /** Webhook delivery: timeout, retry schedule, Retry-After cap, private targets. */
+  webhooks: WebhookSettings;
   /** Object storage on S3 (or compatible); null keeps objects on local disk. */
   s3: S3Settings | null;
 }
@@ -115,6 +148,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     jobConcurrency: e.JOB_CONCURRENCY ?? 2 * (e.WORKERS ?? Math.max(1, availableParallelism())),
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     fileLinkTtlSeconds: e.FILE_LINK_TTL_SECONDS,
+    webhooks: {
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      retryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
+      retryAfterMaxMs: e.WEBHOOK_RETRY_AFTER_MAX_SECONDS * 1000,
+      allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS === "true" || e.WEBHOOK_ALLOW_PRIVATE_TARGETS === "1",
+    },
     s3: e.S3_BUCKET
       ? {
           bucket: e.S3_BUCKET,

@@ -5,6 +5,8 @@ import { createEventBus } from "./adapters/events";
 import { tcpProbe } from "./adapters/sftp/tcp-probe";
 import { createObjectStore, storageConfigFrom } from "./adapters/storage";
 import { createEnginePool } from "./engine/pool";
+import { systemResolver } from "./adapters/webhooks/dns";
+import { createHttpSender } from "./adapters/webhooks/http-sender";
 import { createJobQueue } from "./jobs";
 import type { Config } from "./config";
 import { type Clock, systemClock } from "./domain/clock";
@@ -41,6 +43,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
     events: await createEventBus({ db, log }),
     // Worker threads start on first use, so the admin CLI never spawns them.
     engine: createEnginePool({ size: config.workers }),
+    webhooks: { sender: createHttpSender(), resolve: systemResolver(), settings: config.webhooks },
     settings: {
       publicUrl: config.publicUrl,
       sftpHost: config.sftpHost,
@@ -57,4 +60,5 @@ export async function stopServiceContext(svc: ServiceContext): Promise<void> {
   await svc.queue.stop();
   await svc.engine.close();
   await svc.events.close();
+  svc.webhooks.sender.close();
 }

@@ -14,6 +14,7 @@ export const ID_PREFIXES = {
   upload: "upl",
   event: "evt",
   arrival: "arr",
+  delivery: "dlv",
   notificationPreference: "npref",
   notificationSend: "nsend",
 } as const;

@@ -1,6 +1,7 @@
 import { formatIssues } from "../domain/validation";
 import type { ServiceContext } from "../services/context";
 import { dispatchRunEvent, RUN_EVENT_JOB, RunEventPayload } from "../services/run-events";
+import { DeliveryPayload, deliverWebhook, WEBHOOK_DELIVERY_JOB } from "../services/webhooks";
 import { giveUpRun, ProcessRunPayload, processRun, RUN_JOB, RUN_JOB_ATTEMPTS } from "../services/runs";
 import type { CronSpec, JobDefinition } from "./port";
 
@@ -37,7 +38,25 @@ export function runEventJob(svc: ServiceContext): JobDefinition<RunEventPayload>
   };
 }
 
+/**
+ * One automatic attempt of one webhook delivery (src/services/webhooks/deliver.ts).
+ * Importing the webhooks module registers its run-event consumer.
+ */
+export function webhookDeliveryJob(svc: ServiceContext): JobDefinition<DeliveryPayload> {
+  return {
+    name: WEBHOOK_DELIVERY_JOB,
+    parse(payload) {
+      const r = DeliveryPayload.safeParse(payload);
+      if (!r.success) throw new Error(`${WEBHOOK_DELIVERY_JOB}: bad payload: ${formatIssues(r.error.issues)}`);
+      return r.data;
+    },
+    async handle(payload, job) {
+      await deliverWebhook(svc, payload, job.signal);
+    },
+  };
+}
+
 /** Every job the service runs, with the services it calls. */
 export function jobDefinitions(svc: ServiceContext): { definitions: JobDefinition<any>[]; crons: CronSpec[] } {
-  return { definitions: [processRunJob(svc), runEventJob(svc)], crons: [] };
+  return { definitions: [processRunJob(svc), runEventJob(svc), webhookDeliveryJob(svc)], crons: [] };
 }

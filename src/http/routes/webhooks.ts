@@ -1,26 +1,86 @@
 import { Elysia } from "elysia";
+import { AppError } from "../../domain/errors";
 import type { ServiceContext } from "../../services/context";
-import { DeleteResult, PageQuery } from "../../services/shared/shapes";
+import { DeleteResult } from "../../services/shared/shapes";
 import * as webhooks from "../../services/webhooks";
+import { isJsonContentType, readJsonBody } from "../body";
 import { callPlugin, type HttpOptions } from "../call";
 import { describe, type RouteDescription } from "../openapi";
 import { pagedList } from "./lists";
+
+const ZAPIER = "/webhooks/zapier/pipeline-run-events";
 
 export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
   const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Webhooks"] });
   return new Elysia({ name: "routes:webhooks" })
     .use(callPlugin(svc, http))
     .get("/webhooks", async ({ call, query }) => pagedList(await webhooks.listWebhooks(svc, { ...call, query }), webhooks.presentWebhook), {
-      detail: doc({ summary: "List webhooks", query: PageQuery, response: { pageOf: webhooks.Webhook } }),
+      detail: doc({ summary: "List webhooks", query: webhooks.WebhookListQuery, response: { pageOf: webhooks.Webhook } }),
     })
     .post("/webhooks", ({ call, input }) => webhooks.createWebhook(svc, { ...call, input: input as never }), {
       detail: doc({
         summary: "Create a webhook",
-        description: "The response carries the signing secret; it is never returned again.",
+        description:
+          "The response carries the signing secret; it is never returned again. Loopback, private and link-local targets are refused unless the service allows them.",
         body: webhooks.CreateWebhookInput,
         response: { one: webhooks.CreatedWebhook },
       }),
     })
+    .get(
+      "/webhooks/deliveries",
+      async ({ call, query }) => pagedList(await webhooks.listDeliveries(svc, { ...call, query }), webhooks.presentDelivery),
+      {
+        detail: doc({
+          summary: "List webhook deliveries",
+          description: "Every attempt (first sends, retries, redeliveries) of the workspace, newest first.",
+          query: webhooks.DeliveryQuery,
+          response: { pageOf: webhooks.WebhookDelivery },
+        }),
+      },
+    )
+    .post(
+      "/webhooks/deliveries/:id/redeliver",
+      async ({ call, params }) => webhooks.presentDelivery(await webhooks.redeliver(svc, { ...call, id: params.id })),
+      {
+        detail: doc({
+          summary: "Redeliver",
+          description: "Sends the delivery's event again now, to its webhook as it is now, and answers the new attempt.",
+          response: { one: webhooks.WebhookDelivery },
+        }),
+      },
+    )
+    .post(`${ZAPIER}/subscribe`, ({ call, input }) => webhooks.subscribe(svc, { ...call, input: input as never }), {
+      detail: doc({
+        summary: "Subscribe an automation platform to run events",
+        description:
+          "Registers a workspace-level PIPELINE_RUN_EVENT hook (every run event of the workspace) and answers it with its id and signing secret. A target answering 410 is unsubscribed.",
+        body: webhooks.SubscribeInput,
+        response: { one: webhooks.CreatedWebhook },
+      }),
+    })
+    .delete(
+      `${ZAPIER}/unsubscribe`,
+      async ({ call, query, request }) => {
+        // DELETE bodies are not read by the call plugin; platforms send the id or URL in the body or the query.
+        let body: unknown = {};
+        if (request.body) {
+          if (!isJsonContentType(request.headers.get("content-type"))) {
+            throw new AppError("unsupported_media_type", `content-type: '${request.headers.get("content-type")}' is not accepted here; send application/json`);
+          }
+          body = await readJsonBody(request, http.maxJsonBodyBytes);
+        }
+        const input = { ...(body && typeof body === "object" && !Array.isArray(body) ? body : {}), ...query };
+        return webhooks.unsubscribe(svc, { ...call, input });
+      },
+      {
+        detail: doc({
+          summary: "Unsubscribe an automation platform",
+          description: "Removes the PIPELINE_RUN_EVENT hook with the given id, or every one with the given target URL (JSON body or query: id, targetUrl, hookUrl, url).",
+          query: webhooks.UnsubscribeInput,
+          response: { one: webhooks.UnsubscribeResult },
+        }),
+      },
+    )
     .get("/webhooks/:id", async ({ call, params }) => webhooks.presentWebhook(await webhooks.getWebhook(svc, { ...call, id: params.id })), {
       detail: doc({ summary: "Get a webhook", response: { one: webhooks.Webhook } }),
     })
@@ -29,7 +89,18 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
       async ({ call, params, input }) => webhooks.presentWebhook(await webhooks.updateWebhook(svc, { ...call, id: params.id, input: input as never })),
       { detail: doc({ summary: "Update a webhook", body: webhooks.UpdateWebhookInput, response: { one: webhooks.Webhook } }) },
     )
+    .post("/webhooks/:id/rotate-secret", ({ call, params }) => webhooks.rotateWebhookSecret(svc, { ...call, id: params.id }), {
+      detail: doc({
+        summary: "Rotate a webhook's signing secret",
+        description: "Answers the new secret, once; the old one stops signing at once.",
+        response: { one: webhooks.CreatedWebhook },
+      }),
+    })
     .delete("/webhooks/:id", ({ call, params }) => webhooks.deleteWebhook(svc, { ...call, id: params.id }), {
-      detail: doc({ summary: "Delete a webhook", description: "Unlinks it from every pipeline first.", response: { one: DeleteResult } }),
+      detail: doc({
+        summary: "Delete a webhook",
+        description: "Unlinks it from every pipeline first; its deliveries stay in the log.",
+        response: { one: DeleteResult },
+      }),
     });
 }

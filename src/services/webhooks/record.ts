@@ -3,7 +3,8 @@ import type { Reader } from "../../../db/client";
 import type { webhooks } from "../../../db/pg/schema";
 import { notFound } from "../../domain/errors";
 import type { ServiceContext } from "../context";
-import type { Webhook } from "./shapes";
+import { RUN_EVENT_TYPES } from "../run-events";
+import type { Webhook, WebhookKind } from "./shapes";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 
@@ -22,6 +23,9 @@ export function presentWebhook(row: WebhookRow): Webhook {
     url: row.url,
     workspaceId: row.workspaceId,
     isActive: row.isActive,
+    eventTypes: RUN_EVENT_TYPES.filter((t) => row.events.includes(t)),
+    description: row.description ?? null,
+    kind: row.kind as WebhookKind,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };

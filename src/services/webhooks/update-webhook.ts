@@ -3,10 +3,13 @@ import { parseInput, withoutReadOnly } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { loadWebhook, type WebhookRow } from "./record";
 import { UpdateWebhookInput, WEBHOOK_READ_ONLY } from "./shapes";
+import { checkTargetOnSave } from "./targets";
 
-/** Partial update: members left out keep their value. The signing secret never changes here. */
+/** Partial update: members left out keep their value. The signing secret never changes here (see rotateWebhookSecret). */
 export async function updateWebhook(ctx: ServiceContext, opts: CallOptions & { id: string; input: UpdateWebhookInput }): Promise<WebhookRow> {
   const input = parseInput(UpdateWebhookInput, withoutReadOnly(opts.input, WEBHOOK_READ_ONLY));
+  // Checked before the transaction: a DNS look-up must not hold the write lock.
+  if (input.url !== undefined) await checkTargetOnSave(ctx, input.url, "url");
   const wh = ctx.db.t.webhooks;
   return ctx.db.tx(async (w) => {
     const cur = await loadWebhook(ctx, { workspaceId: opts.actor.workspaceId, id: opts.id }, w);
@@ -15,6 +18,8 @@ export async function updateWebhook(ctx: ServiceContext, opts: CallOptions & { i
       name: input.name ?? cur.name,
       url: input.url ?? cur.url,
       isActive: input.isActive ?? cur.isActive,
+      events: input.eventTypes ?? cur.events,
+      description: input.description === undefined ? cur.description : input.description || null,
       updatedAt: ctx.clock.now(),
     };
     await w.update(wh).set(next).where(eq(wh.id, cur.id));
