@@ -3,6 +3,7 @@ import { createTrpcHandler } from "../trpc/handler";
 import { createServiceContext, type ServiceOptions, stopServiceContext } from "./context";
 import { createHttpApp } from "./http/app";
 import { jobDefinitions } from "./jobs/definitions";
+import { HostedSftpServer } from "./sftp/server";
 import pkg from "../package.json" with { type: "json" };
 
 /** The composition root: REST, GraphQL and tRPC mounted over the same services. */
@@ -19,11 +20,20 @@ export async function createService(opts: ServiceOptions) {
     { graphql: createGraphqlHandler(svc, config), trpc: createTrpcHandler(svc, config) },
     { maxJsonBodyBytes: config.maxJsonBodyBytes, version: pkg.version },
   );
+  // Listens only when asked (src/main.ts: SFTP_PORT; tests: port 0), so a service built for tests or the CLI opens no port.
+  const sftp = new HostedSftpServer(svc, {
+    dataDir: config.dataDir,
+    hostKey: config.sftpHostKey,
+    login: { maxFailures: config.sftpLogin.maxFailures, lockoutMs: config.sftpLogin.lockoutSeconds * 1000, failureDelayMs: config.sftpLogin.failureDelayMs },
+  });
   return {
     svc,
     http,
+    sftp,
     /** Stops claiming jobs and lets those in hand finish (or hands them back), then stops workers and the event bus. */
     async stop() {
+      // Transports first: uploads in flight are aborted before the queue they would enqueue on stops.
+      await sftp.close();
       await stopServiceContext(svc);
     },
     async close() {

@@ -53,6 +53,14 @@ const Env = z.object({
     .optional(),
   PUBLIC_URL: z.url({ error: "must be an absolute http(s) URL" }).optional(),
   SFTP_HOST: z.string().min(1).optional(),
+  /** The hosted SFTP server's private host key: a file path, or the key itself (PEM or OpenSSH); unset, one is generated in DATA_DIR. */
+  SFTP_HOST_KEY: z.string().min(1).optional(),
+  /** Failed hosted-SFTP logins from one address within SFTP_LOCKOUT_SECONDS before the address is refused. */
+  SFTP_MAX_LOGIN_FAILURES: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(1000, "must be at most 1000").default(10),
+  /** How long an address stays refused after too many failures (and the window in which failures count). */
+  SFTP_LOCKOUT_SECONDS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(900),
+  /** Each failed login is answered after failures x this many milliseconds (at most 10 s). */
+  SFTP_FAILURE_DELAY_MS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").max(10_000, "must be at most 10000").default(500),
   EMAIL_DOMAIN: z
     .string()
     .regex(/^[a-z0-9.-]+$/i, "must be a domain name")
@@ -96,6 +104,9 @@ export interface Config {
   encryptionKey: Buffer | null;
   publicUrl: string;
   sftpHost: string;
+  /** SFTP_HOST_KEY as given (a path or the key itself); null generates one under DATA_DIR. */
+  sftpHostKey: string | null;
+  sftpLogin: { maxFailures: number; lockoutSeconds: number; failureDelayMs: number };
   emailDomain: string;
   maxJsonBodyBytes: number;
   workers: number;
@@ -142,6 +153,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     encryptionKey: e.ENCRYPTION_KEY ? Buffer.from(e.ENCRYPTION_KEY, "base64") : null,
     publicUrl,
     sftpHost: e.SFTP_HOST ?? new URL(publicUrl).hostname,
+    sftpHostKey: e.SFTP_HOST_KEY ?? null,
+    sftpLogin: { maxFailures: e.SFTP_MAX_LOGIN_FAILURES, lockoutSeconds: e.SFTP_LOCKOUT_SECONDS, failureDelayMs: e.SFTP_FAILURE_DELAY_MS },
     emailDomain: e.EMAIL_DOMAIN.toLowerCase(),
     maxJsonBodyBytes: e.MAX_JSON_BODY_BYTES,
     workers: e.WORKERS ?? Math.max(1, availableParallelism()),

@@ -38,7 +38,18 @@ server = Bun.serve({
   // GraphQL subscriptions over WebSocket share /graphql with HTTP.
   ...createGraphqlWebSocket(app.svc, config).serve((request) => app.http.handle(request)),
 });
+// The hosted SFTP server on SFTP_PORT (0: any free port, reported below). A port in use stops start-up.
+let sftpPort: number;
+try {
+  sftpPort = await service.sftp.listen(config.sftpPort, config.host);
+} catch (e) {
+  console.error(`the hosted SFTP server could not start on ${config.host}:${config.sftpPort} (SFTP_PORT): ${(e as Error).message}`);
+  stopping = true;
+  await server.stop();
+  await service.close();
+  process.exit(1);
+}
 service.svc.log.info(
-  { url: `http://${server.hostname}:${server.port}`, database: config.database.kind, dataDir: config.dataDir },
+  { url: `http://${server.hostname}:${server.port}`, sftpPort, sftpHostKey: service.sftp.hostKey?.fingerprint, database: config.database.kind, dataDir: config.dataDir },
   "file pipeline service listening",
 );

@@ -14,7 +14,8 @@ afterAll(() => h.close());
 function start(env: Record<string, string>) {
   return Bun.spawn([process.execPath, "src/main.ts"], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", ...env },
+    // Any free port for the SFTP and SMTP servers: a fixed one would clash with another copy running beside it.
+    env: { PATH: process.env.PATH ?? "", SFTP_PORT: "0", SMTP_PORT: "0", ...env },
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -3,6 +3,7 @@ import type { ServiceContext } from "../services/context";
 import { dispatchRunEvent, RUN_EVENT_JOB, RunEventPayload } from "../services/run-events";
 import { DeliveryPayload, deliverWebhook, WEBHOOK_DELIVERY_JOB } from "../services/webhooks";
 import { giveUpRun, ProcessRunPayload, processRun, RUN_JOB, RUN_JOB_ATTEMPTS } from "../services/runs";
+import { giveUpHostedArrival, HOSTED_ARRIVAL_JOB, HostedArrivalPayload, handleHostedArrival } from "../services/space-files";
 import type { CronSpec, JobDefinition } from "./port";
 
 /** Processes one run: parse, map, validate, write (src/services/runs/process-run.ts). */
@@ -56,7 +57,25 @@ export function webhookDeliveryJob(svc: ServiceContext): JobDefinition<DeliveryP
   };
 }
 
+/** Starts the runs of a file that arrived on the hosted SFTP server (src/services/space-files/arrival.ts). */
+export function hostedArrivalJob(svc: ServiceContext): JobDefinition<HostedArrivalPayload> {
+  return {
+    name: HOSTED_ARRIVAL_JOB,
+    parse(payload) {
+      const r = HostedArrivalPayload.safeParse(payload);
+      if (!r.success) throw new Error(`${HOSTED_ARRIVAL_JOB}: bad payload: ${formatIssues(r.error.issues)}`);
+      return r.data;
+    },
+    async handle(payload) {
+      await handleHostedArrival(svc, payload);
+    },
+    async onGiveUp(payload, error) {
+      await giveUpHostedArrival(svc, payload, error);
+    },
+  };
+}
+
 /** Every job the service runs, with the services it calls. */
 export function jobDefinitions(svc: ServiceContext): { definitions: JobDefinition<any>[]; crons: CronSpec[] } {
-  return { definitions: [processRunJob(svc), runEventJob(svc), webhookDeliveryJob(svc)], crons: [] };
+  return { definitions: [processRunJob(svc), runEventJob(svc), webhookDeliveryJob(svc), hostedArrivalJob(svc)], crons: [] };
 }

@@ -1,0 +1,67 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * The real OpenSSH `sftp` client against a server on loopback, run as a
+ * child process (never spawnSync: the server under test lives in this
+ * process and must keep answering). `-b` runs a batch and stops at the first
+ * failing command unless it is prefixed with `-`.
+ */
+export interface SftpLogin {
+  port: number;
+  user: string;
+  password?: string;
+  /** Private key file for public-key login. */
+  identity?: string;
+  host?: string;
+}
+
+export interface SftpResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function sftpBatch(login: SftpLogin, commands: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<SftpResult> {
+  const dir = mkdtempSync(join(tmpdir(), "fps-sftp-batch-"));
+  const batch = join(dir, "batch");
+  writeFileSync(batch, `${commands.join("\n")}\n`);
+  const common = [
+    "-o", "StrictHostKeyChecking=no",
+    "-o", "UserKnownHostsFile=/dev/null",
+    "-o", "LogLevel=ERROR",
+    "-o", "ConnectTimeout=10",
+    "-P", String(login.port),
+    "-b", batch,
+  ];
+  const auth = login.identity
+    ? ["-i", login.identity, "-o", "IdentitiesOnly=yes", "-o", "PreferredAuthentications=publickey", "-o", "PasswordAuthentication=no"]
+    : ["-o", "BatchMode=no", "-o", "PubkeyAuthentication=no", "-o", "PreferredAuthentications=password", "-o", "NumberOfPasswordPrompts=1"];
+  const argv = login.identity ? ["sftp", ...auth, ...common] : ["sshpass", "-p", login.password ?? "", "sftp", ...auth, ...common];
+  argv.push(`${login.user}@${login.host ?? "127.0.0.1"}`);
+  const proc = Bun.spawn(argv, { cwd: opts.cwd ?? dir, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const timer = setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs ?? 30_000);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+/** An ed25519 key pair made by OpenSSH's own ssh-keygen: the private key file and the public key line. */
+export async function sshKeyPair(comment = "partner@example.com"): Promise<{ privateKeyFile: string; publicKey: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "fps-sftp-key-"));
+  const file = join(dir, "id_ed25519");
+  const proc = Bun.spawn(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", file], { stdout: "ignore", stderr: "pipe" });
+  if ((await proc.exited) !== 0) throw new Error(`ssh-keygen failed: ${await new Response(proc.stderr).text()}`);
+  return { privateKeyFile: file, publicKey: readFileSync(`${file}.pub`, "utf8").trim() };
+}
+
+/** The host key a server presents, as `ssh-keyscan` sees it (`ssh-ed25519 AAAA...`). */
+export async function scanHostKey(port: number, host = "127.0.0.1"): Promise<string> {
+  const proc = Bun.spawn(["ssh-keyscan", "-p", String(port), "-t", "ed25519", host], { stdout: "pipe", stderr: "ignore" });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  const line = out.split("\n").find((l) => l.includes("ssh-ed25519"));
+  if (!line) throw new Error(`ssh-keyscan found no ed25519 host key on ${host}:${port}`);
+  return line.split(" ").slice(1, 3).join(" ");
+}
