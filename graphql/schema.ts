@@ -8,6 +8,7 @@ import { defined } from "./args";
 import { builder } from "./builder";
 import { enumNamed, inputType, outputType } from "./from-zod";
 import { pageOf, paged } from "./page";
+import "./notifications";
 import "./files";
 import "./runs";
 import "./webhooks";

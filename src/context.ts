@@ -2,6 +2,7 @@ import { type Database, openDatabase } from "../db/client";
 import { createSecretBox, loadOrCreateKeyFile } from "./adapters/crypto/secret-box";
 import type { SftpClientPort } from "./adapters/sftp/port";
 import { createEventBus } from "./adapters/events";
+import { createNotifiers } from "./adapters/notify";
 import { tcpProbe } from "./adapters/sftp/tcp-probe";
 import { createObjectStore, storageConfigFrom } from "./adapters/storage";
 import { createEnginePool } from "./engine/pool";
@@ -43,6 +44,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
     events: await createEventBus({ db, log }),
     // Worker threads start on first use, so the admin CLI never spawns them.
     engine: createEnginePool({ size: config.workers }),
+    notify: createNotifiers(config.notify),
     webhooks: { sender: createHttpSender(), resolve: systemResolver(), settings: config.webhooks },
     settings: {
       publicUrl: config.publicUrl,

@@ -5,6 +5,7 @@ import { pipelinesRouter } from "./routers/pipelines";
 import { runsRouter } from "./routers/runs";
 import { schemasRouter } from "./routers/schemas";
 import { webhooksRouter } from "./routers/webhooks";
+import { notificationsRouter } from "./routers/notifications";
 
 export const appRouter = router({
   connections: connectionsRouter,
@@ -13,6 +14,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   runs: runsRouter,
   files: filesRouter,
+  notifications: notificationsRouter,
 });
 
 /** Import this type in a client: `createTRPCClient<AppRouter>(...)`. */

@@ -13,6 +13,7 @@ import { runRoutes } from "./routes/runs";
 import { schemaRoutes } from "./routes/schemas";
 import { storageRoutes } from "./routes/storage";
 import { webhookRoutes } from "./routes/webhooks";
+import { notificationRoutes } from "./routes/notifications";
 import { AppError } from "../domain/errors";
 
 export interface Mounts {
@@ -81,7 +82,8 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
     .use(pipelineRoutes(svc, http))
     .use(runRoutes(svc, http))
     .use(fileRoutes(svc, http))
-    .use(webhookRoutes(svc, http));
+    .use(webhookRoutes(svc, http))
+    .use(notificationRoutes(svc, http));
   routes = () =>
     app.routes.map((r) => ({ method: r.method, path: r.path, detail: r.hooks?.detail as DocumentedRoute["detail"] }));
   return app;

@@ -1,5 +1,6 @@
 import { formatIssues } from "../domain/validation";
 import type { ServiceContext } from "../services/context";
+import { deliverSend, giveUpSend, NOTIFY_SEND_JOB, reportNotifyChannels, SendPayload } from "../services/notifications";
 import { dispatchRunEvent, RUN_EVENT_JOB, RunEventPayload } from "../services/run-events";
 import { DeliveryPayload, deliverWebhook, WEBHOOK_DELIVERY_JOB } from "../services/webhooks";
 import { giveUpRun, ProcessRunPayload, processRun, RUN_JOB, RUN_JOB_ATTEMPTS } from "../services/runs";
@@ -75,7 +76,31 @@ export function hostedArrivalJob(svc: ServiceContext): JobDefinition<HostedArriv
   };
 }
 
+/**
+ * Sends one notification (src/services/notifications/send.ts). Importing the
+ * notifications module registers its run-event consumer; creating this
+ * definition (once, when the service starts its jobs) reports each channel
+ * that is not configured.
+ */
+export function notifySendJob(svc: ServiceContext): JobDefinition<SendPayload> {
+  reportNotifyChannels(svc);
+  return {
+    name: NOTIFY_SEND_JOB,
+    parse(payload) {
+      const r = SendPayload.safeParse(payload);
+      if (!r.success) throw new Error(`${NOTIFY_SEND_JOB}: bad payload: ${formatIssues(r.error.issues)}`);
+      return r.data;
+    },
+    async handle(payload, job) {
+      await deliverSend(svc, payload, job);
+    },
+    async onGiveUp(payload, error) {
+      await giveUpSend(svc, payload, error);
+    },
+  };
+}
+
 /** Every job the service runs, with the services it calls. */
 export function jobDefinitions(svc: ServiceContext): { definitions: JobDefinition<any>[]; crons: CronSpec[] } {
-  return { definitions: [processRunJob(svc), runEventJob(svc), webhookDeliveryJob(svc), hostedArrivalJob(svc)], crons: [] };
+  return { definitions: [processRunJob(svc), runEventJob(svc), notifySendJob(svc), webhookDeliveryJob(svc), hostedArrivalJob(svc)], crons: [] };
 }
