@@ -9,6 +9,8 @@ import { builder } from "./builder";
 import { enumNamed, inputType, outputType } from "./from-zod";
 import { pageOf, paged } from "./page";
 import "./notifications";
+// Before the first generated type: from-zod reads the shape registry once.
+import "./outbound";
 import "./files";
 import "./runs";
 import "./webhooks";

@@ -53,6 +53,8 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
       emailDomain: config.emailDomain,
       fileLinkTtlSeconds: config.fileLinkTtlSeconds,
       maxUploadBytes: config.maxUploadBytes,
+      outboundUploadTtlSeconds: config.outboundUploadTtlSeconds,
+      outboundMaxPartBytes: config.outboundMaxPartBytes,
     },
   };
 }

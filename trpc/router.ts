@@ -3,6 +3,7 @@ import { connectionsRouter } from "./routers/connections";
 import { filesRouter } from "./routers/files";
 import { pipelinesRouter } from "./routers/pipelines";
 import { runsRouter } from "./routers/runs";
+import { outboundRouter } from "./routers/outbound";
 import { schemasRouter } from "./routers/schemas";
 import { webhooksRouter } from "./routers/webhooks";
 import { notificationsRouter } from "./routers/notifications";
@@ -14,6 +15,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   runs: runsRouter,
   files: filesRouter,
+  outbound: outboundRouter,
   notifications: notificationsRouter,
 });
 

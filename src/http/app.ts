@@ -10,6 +10,7 @@ import { connectionRoutes } from "./routes/connections";
 import { fileRoutes } from "./routes/files";
 import { pipelineRoutes } from "./routes/pipelines";
 import { runRoutes } from "./routes/runs";
+import { outboundRoutes } from "./routes/outbound";
 import { schemaRoutes } from "./routes/schemas";
 import { storageRoutes } from "./routes/storage";
 import { webhookRoutes } from "./routes/webhooks";
@@ -81,6 +82,7 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
     .use(schemaRoutes(svc, http))
     .use(pipelineRoutes(svc, http))
     .use(runRoutes(svc, http))
+    .use(outboundRoutes(svc, http))
     .use(fileRoutes(svc, http))
     .use(webhookRoutes(svc, http))
     .use(notificationRoutes(svc, http));

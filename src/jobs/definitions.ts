@@ -1,6 +1,7 @@
 import { formatIssues } from "../domain/validation";
 import type { ServiceContext } from "../services/context";
 import { deliverSend, giveUpSend, NOTIFY_SEND_JOB, reportNotifyChannels, SendPayload } from "../services/notifications";
+import { expireOutboundUploads, OUTBOUND_EXPIRE_CRON, OUTBOUND_EXPIRE_JOB } from "../services/outbound";
 import { dispatchRunEvent, RUN_EVENT_JOB, RunEventPayload } from "../services/run-events";
 import { DeliveryPayload, deliverWebhook, WEBHOOK_DELIVERY_JOB } from "../services/webhooks";
 import { giveUpRun, ProcessRunPayload, processRun, RUN_JOB, RUN_JOB_ATTEMPTS } from "../services/runs";
@@ -100,7 +101,18 @@ export function notifySendJob(svc: ServiceContext): JobDefinition<SendPayload> {
   };
 }
 
+/** Expires outbound upload sessions that were never completed and deletes their parts (src/services/outbound/expire-uploads.ts). */
+export function expireOutboundUploadsJob(svc: ServiceContext): JobDefinition<null> {
+  return {
+    name: OUTBOUND_EXPIRE_JOB,
+    parse: () => null,
+    async handle() {
+      await expireOutboundUploads(svc);
+    },
+  };
+}
+
 /** Every job the service runs, with the services it calls. */
 export function jobDefinitions(svc: ServiceContext): { definitions: JobDefinition<any>[]; crons: CronSpec[] } {
-  return { definitions: [processRunJob(svc), runEventJob(svc), notifySendJob(svc), webhookDeliveryJob(svc), hostedArrivalJob(svc)], crons: [] };
+  return { definitions: [processRunJob(svc), runEventJob(svc), notifySendJob(svc), webhookDeliveryJob(svc), hostedArrivalJob(svc), expireOutboundUploadsJob(svc)], crons: [{ name: OUTBOUND_EXPIRE_JOB, cron: OUTBOUND_EXPIRE_CRON, job: OUTBOUND_EXPIRE_JOB }] };
 }

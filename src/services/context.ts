@@ -39,6 +39,10 @@ export interface ServiceContext {
     emailDomain: string;
     fileLinkTtlSeconds: number;
     maxUploadBytes: number;
+    /** Lifetime of an outbound upload session that is not completed. */
+    outboundUploadTtlSeconds: number;
+    /** Largest body of one outbound upload part over REST. */
+    outboundMaxPartBytes: number;
   };
 }
 

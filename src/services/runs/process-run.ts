@@ -4,8 +4,9 @@ import { runKeys } from "../../adapters/storage/keys";
 import { FINAL_STATUSES, type RunMetadata, type RunStatus } from "../../domain/runs";
 import type { OutputFormat, ProcessOutcome } from "../../engine/types";
 import type { ServiceContext } from "../context";
+import { deliverRun, PermanentDeliveryError } from "../delivery";
 import { enqueueRunEvent } from "../run-events";
-import { OUTPUT_FORMATS } from "../pipelines/shapes";
+import { OUTPUT_FORMATS, type PipelineMappings } from "../pipelines/shapes";
 import { loadRunRow, publishStatus, type RunRow } from "./record";
 
 export interface ProcessRunOptions {
@@ -92,7 +93,7 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
       processedKey: keys.processed,
       rejectsKey: keys.rejects,
       outputFormat,
-      mappings: pipeline.mappings,
+      mappings: row.source === "outbound" ? outboundUploadInput(pipeline.mappings) : pipeline.mappings,
       schema: { id: schema.id, version: schemaVersion(schema.updatedAt, schema.definition), definition: schema.definition },
     },
     opts.signal,
@@ -123,8 +124,24 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
     });
   }
   if (outbound && outcome.processed) {
-    // Delivery is the stored processed file until the storage issue writes it to the connection's folder.
-    metadata.delivery = { connectionId: row.connectionId, key: outcome.processed.key, format: outputFormat, at: ctx.clock.now().toISOString() };
+    // Written to the connection's destination before the run says `delivered` (src/services/delivery).
+    try {
+      metadata.delivery = await deliverRun(ctx, row, { key: outcome.processed.key, format: outputFormat });
+    } catch (e) {
+      // Storage or the customer's server failing: the queue tries again with backoff, and the run fails after the last attempt with this message.
+      if (!(e instanceof PermanentDeliveryError)) {
+        ctx.log.warn({ runId: row.id, attempt: row.attempt, err: e }, "run.process: delivery failed; the job will retry");
+        throw e;
+      }
+      return finish(ctx, row, {
+        status: "failed",
+        errorMessage: e.message,
+        metadata,
+        schemaId: schema.id,
+        processedKey: outcome.processed.key,
+        rejectsKey: outcome.rejects?.key ?? null,
+      });
+    }
   }
   return finish(ctx, row, {
     status: outbound ? "delivered" : "completed",
@@ -179,6 +196,15 @@ async function finish(ctx: ServiceContext, row: RunRow, f: Finish): Promise<RunS
   });
   if (ended) await publishStatus(ctx, row, ended, "processing");
   return ended;
+}
+
+/**
+ * An outbound upload's file is always one JSON array (its parts combined),
+ * whatever the client named it: read as JSON from the top level.
+ */
+function outboundUploadInput(mappings: PipelineMappings): PipelineMappings {
+  const { recordPath: _recordPath, encoding: _encoding, ...options } = mappings.options;
+  return { ...mappings, options: { ...options, format: "json" } };
 }
 
 /** An outbound upload may ask for its own format (kept in the run's arrival metadata); else the pipeline's, else JSON. */

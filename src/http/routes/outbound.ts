@@ -1,0 +1,88 @@
+import { Elysia } from "elysia";
+import { AppError } from "../../domain/errors";
+import type { ServiceContext } from "../../services/context";
+import * as outbound from "../../services/outbound";
+import { isJsonContentType, readJsonBody } from "../body";
+import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
+import { describe, type RouteDescription } from "../openapi";
+
+const PART_ROUTE = "/outbound/uploads/:uploadId/parts/:partNumber";
+// A part has its own size limit (OUTBOUND_MAX_PART_BYTES), read only once the session and part number are accepted.
+readsOwnBody("PUT", PART_ROUTE);
+
+export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
+  const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Outbound uploads"] });
+  return new Elysia({ name: "routes:outbound" })
+    .use(callPlugin(svc, http))
+    .post("/outbound/uploads", ({ call, input }) => outbound.createOutboundUpload(svc, { ...call, input: input as never }), {
+      detail: doc({
+        summary: "Start an outbound upload",
+        description:
+          "Names the connection (`connectionName`, or the deprecated `clientName`; hosted or self-hosted) and one of its pipelines with direction `outbound` (400 otherwise; 409 when inactive). " +
+          "The new session is `initiated` and expires after OUTBOUND_UPLOAD_TTL_SECONDS unless completed. " +
+          "`outputFormat` (overrides `format`) defaults to the outputFilename's extension, else the pipeline's `mappings.options.outputFormat`, else json; " +
+          "`outputFilename` is the exact delivered name (the format's extension appended when it has none); without it the file is delivered as `filename` with the format's extension.",
+        body: outbound.CreateOutboundUploadInput,
+        response: { one: outbound.OutboundUploadCreated },
+      }),
+    })
+    .get("/outbound/uploads/:uploadId", ({ call, params }) => outbound.getOutboundUpload(svc, { ...call, uploadId: params.uploadId }), {
+      detail: doc({
+        summary: "Get an outbound upload",
+        description: "Status (`initiated`, `completed`, `failed`, `expired`), the parts received, `connectionName`, and `runId` once completed.",
+        response: { one: outbound.OutboundUpload },
+      }),
+    })
+    .put(
+      PART_ROUTE,
+      ({ call, params, request }) =>
+        outbound.putOutboundPart(svc, {
+          ...call,
+          uploadId: params.uploadId,
+          partNumber: params.partNumber,
+          rows: () => readPartBody(request, svc.settings.outboundMaxPartBytes),
+        }),
+      {
+        parse: "none",
+        detail: doc({
+          summary: "Send one part of an outbound upload",
+          description:
+            "The body is a JSON array of row objects, at most OUTBOUND_MAX_PART_BYTES (413 above). Sending a part again replaces it (the last one wins). " +
+            "A part number outside 1..totalParts, or a body that is not an array of objects, is a 400; a session that is no longer `initiated` is a 409.",
+          body: outbound.OutboundPartRows,
+          response: { one: outbound.OutboundPartReceived },
+        }),
+      },
+    )
+    .post(
+      "/outbound/uploads/:uploadId/complete",
+      ({ call, params, input }) => outbound.completeOutboundUpload(svc, { ...call, uploadId: params.uploadId, input: input as never }),
+      {
+        detail: doc({
+          summary: "Complete an outbound upload",
+          description:
+            "`parts` must list every part 1..totalParts once (the count equals totalParts), each received (400 otherwise, nothing started). " +
+            "The parts are combined in part order into one JSON array file, stored, and the pipeline run starts (source `outbound`); it is delivered in the requested format to the connection's destination and ends `delivered`. " +
+            "Completing again answers the same run; it never starts a second one.",
+          body: outbound.CompleteOutboundUploadInput,
+          response: { one: outbound.OutboundUploadCompleted },
+        }),
+      },
+    );
+}
+
+/** A part's JSON body under its own limit; the rules (content type, malformed JSON) are those of every JSON body. */
+async function readPartBody(request: Request, maxBytes: number): Promise<unknown> {
+  const contentType = request.headers.get("content-type");
+  if (!isJsonContentType(contentType)) {
+    throw new AppError("unsupported_media_type", `content-type: '${contentType}' is not accepted here; send application/json`);
+  }
+  try {
+    return await readJsonBody(request, maxBytes);
+  } catch (e) {
+    if (e instanceof AppError && e.code === "payload_too_large") {
+      throw new AppError("payload_too_large", `body: larger than the ${maxBytes}-byte limit of one part (OUTBOUND_MAX_PART_BYTES); send the rows in more parts`);
+    }
+    throw e;
+  }
+}
