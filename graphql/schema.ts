@@ -12,6 +12,7 @@ import "./notifications";
 // Before the first generated type: from-zod reads the shape registry once.
 import "./outbound";
 import "./files";
+import "./documents";
 import "./runs";
 import "./webhooks";
 

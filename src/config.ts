@@ -74,6 +74,13 @@ const Env = z.object({
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").default(5 * 1024 ** 3),
   /** Lifetime of presigned file links, in seconds. */
   FILE_LINK_TTL_SECONDS: z.coerce.number().int().min(1, "must be at least 1").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(3600),
+  /** Documents: an upload up to this many bytes gets one presigned PUT (`single`), a larger one `multipart` (at most S3's 5 GiB PutObject limit). */
+  DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(5 * 1024 ** 3, "must be at most 5368709120 (5 GiB, S3's limit for one PUT)")
+    .default(64 * 1024 ** 2),
   /** Outbound upload sessions not completed within this many seconds expire and their parts are deleted. */
   OUTBOUND_UPLOAD_TTL_SECONDS: z.coerce
     .number()
@@ -139,6 +146,7 @@ export interface Config {
   jobConcurrency: number;
   maxUploadBytes: number;
   fileLinkTtlSeconds: number;
+  documentsSingleUploadMaxBytes: number;
   outboundUploadTtlSeconds: number;
   outboundMaxPartBytes: number;
   /** Webhook delivery: timeout, retry schedule, Retry-After cap, private targets. */
@@ -206,6 +214,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     jobConcurrency: e.JOB_CONCURRENCY ?? 2 * (e.WORKERS ?? Math.max(1, availableParallelism())),
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     fileLinkTtlSeconds: e.FILE_LINK_TTL_SECONDS,
+    documentsSingleUploadMaxBytes: e.DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES,
     outboundUploadTtlSeconds: e.OUTBOUND_UPLOAD_TTL_SECONDS,
     outboundMaxPartBytes: e.OUTBOUND_MAX_PART_BYTES,
     webhooks: {

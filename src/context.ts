@@ -52,6 +52,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
       sftpPort: config.sftpPort,
       emailDomain: config.emailDomain,
       fileLinkTtlSeconds: config.fileLinkTtlSeconds,
+      documentsSingleUploadMaxBytes: config.documentsSingleUploadMaxBytes,
       maxUploadBytes: config.maxUploadBytes,
       outboundUploadTtlSeconds: config.outboundUploadTtlSeconds,
       outboundMaxPartBytes: config.outboundMaxPartBytes,

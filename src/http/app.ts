@@ -7,6 +7,7 @@ import { type HttpOptions, provisionalVersion } from "./call";
 import { errorBody, HTTP_STATUS, toAppError } from "./errors";
 import { buildDocument, type DocumentedRoute, docsPage } from "./openapi";
 import { connectionRoutes } from "./routes/connections";
+import { documentRoutes } from "./routes/documents";
 import { fileRoutes } from "./routes/files";
 import { pipelineRoutes } from "./routes/pipelines";
 import { runRoutes } from "./routes/runs";
@@ -84,6 +85,7 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
     .use(runRoutes(svc, http))
     .use(outboundRoutes(svc, http))
     .use(fileRoutes(svc, http))
+    .use(documentRoutes(svc, http))
     .use(webhookRoutes(svc, http))
     .use(notificationRoutes(svc, http));
   routes = () =>

@@ -1,0 +1,11 @@
+export { bulkDelete } from "./bulk-delete";
+export { abortUpload, completeUpload } from "./complete-upload";
+export { createFolder } from "./create-folder";
+export { createUploadUrl, partSizeFor } from "./create-upload-url";
+export { deleteDocument, deleteFolder } from "./delete-document";
+export { getDocument, getDownloadUrl } from "./get-document";
+export { listDocuments } from "./list-documents";
+export { moveDocument, renameDocument } from "./move-document";
+export * from "./shapes";
+export { FOLDER_MARKER, isFolderMarker } from "./space";
+export { STORAGE_SWEEP_CRON, STORAGE_SWEEP_JOB, sweepLocalStorage } from "./sweep";
