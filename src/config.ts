@@ -116,6 +116,23 @@ const Env = z.object({
   /** Slack Web API base; changed only for tests or a proxy. */
   NOTIFY_SLACK_API_URL: z.url({ error: "must be an absolute http(s) URL" }).default("https://slack.com/api/"),
   /** Twilio account, token and sender (E.164 number or a messaging service SID, MG...) for SMS notifications: all three or none. */
+  NOTIFY_TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-fA-F]{32}$/, "must be a Twilio account SID (AC and 32 hex digits)").optional(),
+  NOTIFY_TWILIO_AUTH_TOKEN: z.string().min(1).optional(),
+  NOTIFY_TWILIO_FROM: z
+    .string()
+    .regex(/^(\+[1-9]\d{6,14}|MG[0-9a-fA-F]{32})$/, "must be an E.164 number (+15551234567) or a messaging service SID (MG and 32 hex digits)")
+    .optional(),
+  /** Twilio API base (scheme and host); changed only for tests or a proxy. */
+  NOTIFY_TWILIO_API_URL: z.url({ error: "must be an absolute http(s) URL" }).optional(),
+  /** Notification e-mail: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://...:465 (TLS from the start); unset, EMAIL notifications are recorded as failed. */
+  NOTIFY_SMTP_URL: z.string().regex(/^smtps?:\/\/[^/]+/, "must be an smtp:// or smtps:// URL (smtp://user:pass@host:587)").optional(),
+  /** The From of notification e-mails, e.g. "File Pipeline <alerts@example.com>". */
+  NOTIFY_EMAIL_FROM: z.string().min(3).optional(),
+  /** Slack bot token (xoxb-...) for SLACK notifications. */
+  NOTIFY_SLACK_TOKEN: z.string().min(1).optional(),
+  /** Slack Web API base; changed only for tests or a proxy. */
+  NOTIFY_SLACK_API_URL: z.url({ error: "must be an absolute http(s) URL" }).default("https://slack.com/api/"),
+  /** Twilio account, token and sender (E.164 number or a messaging service SID, MG...) for SMS notifications: all three or none. */
   NOTIFY_TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-zA-Z]{2,}$/, "must be a Twilio account SID (AC...)").optional(),
   NOTIFY_TWILIO_AUTH_TOKEN: z.string().min(1).optional(),
   NOTIFY_TWILIO_FROM: z
@@ -155,6 +172,14 @@ export interface Config {
   s3: S3Settings | null;
   /** Notification channels; a channel left null is not configured (reported at start, its sends recorded as failed). */
   notify: NotifySettings;
+  /** Notification channels; a channel left null is not configured (reported at start, its sends recorded as failed). */
+  notify: NotifySettings;
+}
+
+export interface NotifySettings {
+  email: { smtpUrl: string; from: string } | null;
+  slack: { token: string; apiUrl: string } | null;
+  sms: { accountSid: string; authToken: string; from: string; apiUrl: string | null } | null;
 }
 
 export interface NotifySettings {
@@ -185,6 +210,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   }
   if (Boolean(e.S3_ACCESS_KEY_ID) !== Boolean(e.S3_SECRET_ACCESS_KEY)) {
     throw new ConfigError("invalid configuration:\n  S3_ACCESS_KEY_ID: set it together with S3_SECRET_ACCESS_KEY, or neither");
+  }
+  if (Boolean(e.NOTIFY_SMTP_URL) !== Boolean(e.NOTIFY_EMAIL_FROM)) {
+    throw new ConfigError("invalid configuration:\n  NOTIFY_SMTP_URL: set it together with NOTIFY_EMAIL_FROM, or neither");
+  }
+  const twilio = [e.NOTIFY_TWILIO_ACCOUNT_SID, e.NOTIFY_TWILIO_AUTH_TOKEN, e.NOTIFY_TWILIO_FROM].filter(Boolean).length;
+  if (twilio !== 0 && twilio !== 3) {
+    throw new ConfigError(
+      "invalid configuration:\n  NOTIFY_TWILIO_ACCOUNT_SID: set it together with NOTIFY_TWILIO_AUTH_TOKEN and NOTIFY_TWILIO_FROM, or none of them",
+    );
   }
   if (Boolean(e.NOTIFY_SMTP_URL) !== Boolean(e.NOTIFY_EMAIL_FROM)) {
     throw new ConfigError("invalid configuration:\n  NOTIFY_SMTP_URL: set it together with NOTIFY_EMAIL_FROM, or neither");
@@ -233,6 +267,14 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
           secretAccessKey: e.S3_SECRET_ACCESS_KEY,
         }
       : null,
+    notify: {
+      email: e.NOTIFY_SMTP_URL && e.NOTIFY_EMAIL_FROM ? { smtpUrl: e.NOTIFY_SMTP_URL, from: e.NOTIFY_EMAIL_FROM } : null,
+      slack: e.NOTIFY_SLACK_TOKEN ? { token: e.NOTIFY_SLACK_TOKEN, apiUrl: e.NOTIFY_SLACK_API_URL } : null,
+      sms:
+        e.NOTIFY_TWILIO_ACCOUNT_SID && e.NOTIFY_TWILIO_AUTH_TOKEN && e.NOTIFY_TWILIO_FROM
+          ? { accountSid: e.NOTIFY_TWILIO_ACCOUNT_SID, authToken: e.NOTIFY_TWILIO_AUTH_TOKEN, from: e.NOTIFY_TWILIO_FROM, apiUrl: e.NOTIFY_TWILIO_API_URL ?? null }
+          : null,
+    },
     notify: {
       email: e.NOTIFY_SMTP_URL && e.NOTIFY_EMAIL_FROM ? { smtpUrl: e.NOTIFY_SMTP_URL, from: e.NOTIFY_EMAIL_FROM } : null,
       slack: e.NOTIFY_SLACK_TOKEN ? { token: e.NOTIFY_SLACK_TOKEN, apiUrl: e.NOTIFY_SLACK_API_URL } : null,

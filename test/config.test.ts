@@ -59,4 +59,30 @@ describe("configuration", () => {
   test("Postgres needs a shared ENCRYPTION_KEY, so that every instance can read stored credentials", () => {
     expect(() => parseConfig({ DATABASE_URL: "postgres://u@db/fps" })).toThrow(/ENCRYPTION_KEY: is required when DATABASE_URL is set/);
   });
+
+  test("notification channels: each configured or not; SMTP URL with a From, Twilio's three together; bad values named", () => {
+    expect(parseConfig({}).notify).toEqual({ email: null, slack: null, sms: null });
+    const c = parseConfig({
+      NOTIFY_SMTP_URL: "smtps://alerts:p%40ss@mail.example.com:465",
+      NOTIFY_EMAIL_FROM: "File Pipeline <alerts@example.com>",
+      NOTIFY_SLACK_TOKEN: "xoxb-1",
+      NOTIFY_TWILIO_ACCOUNT_SID: "AC00000000000000000000000000000001",
+      NOTIFY_TWILIO_AUTH_TOKEN: "t",
+      NOTIFY_TWILIO_FROM: "+15550000000",
+    });
+    expect(c.notify).toEqual({
+      email: { smtpUrl: "smtps://alerts:p%40ss@mail.example.com:465", from: "File Pipeline <alerts@example.com>" },
+      slack: { token: "xoxb-1", apiUrl: "https://slack.com/api/" },
+      sms: { accountSid: "AC00000000000000000000000000000001", authToken: "t", from: "+15550000000", apiUrl: null },
+    });
+    expect(() => parseConfig({ NOTIFY_SMTP_URL: "smtp://mail:25" })).toThrow(/NOTIFY_SMTP_URL: set it together with NOTIFY_EMAIL_FROM/);
+    expect(() => parseConfig({ NOTIFY_SMTP_URL: "http://mail", NOTIFY_EMAIL_FROM: "a@b.c" })).toThrow(/NOTIFY_SMTP_URL: must be an smtp:\/\/ or smtps:\/\/ URL/);
+    expect(() => parseConfig({ NOTIFY_TWILIO_ACCOUNT_SID: "AC00000000000000000000000000000001" })).toThrow(/NOTIFY_TWILIO_ACCOUNT_SID: set it together with/);
+    expect(() => parseConfig({ NOTIFY_TWILIO_ACCOUNT_SID: "SK1", NOTIFY_TWILIO_AUTH_TOKEN: "t", NOTIFY_TWILIO_FROM: "+15550000000" })).toThrow(
+      /NOTIFY_TWILIO_ACCOUNT_SID: must be a Twilio account SID/,
+    );
+    expect(() => parseConfig({ NOTIFY_TWILIO_ACCOUNT_SID: "AC00000000000000000000000000000001", NOTIFY_TWILIO_AUTH_TOKEN: "t", NOTIFY_TWILIO_FROM: "5550000" })).toThrow(/NOTIFY_TWILIO_FROM: must be an E.164 number/);
+    expect(parseConfig({ NOTIFY_TWILIO_ACCOUNT_SID: "AC00000000000000000000000000000001", NOTIFY_TWILIO_AUTH_TOKEN: "t", NOTIFY_TWILIO_FROM: "MGaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" }).notify.sms?.from).toBe("MGaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    expect(() => parseConfig({ NOTIFY_SLACK_API_URL: "slack" })).toThrow(/NOTIFY_SLACK_API_URL: /);
+  });
 });

@@ -4,7 +4,7 @@ import { Harness, type TestWorkspace } from "./helpers/harness";
 import { waitFor } from "./helpers/jobs";
 import { EMAIL_FROM, NotifyServers, SLACK_TOKEN, SMTP_USER, TWILIO_FROM, TWILIO_SID, TWILIO_TOKEN } from "./helpers/notify-servers";
 import { createPipeline, type PipelineFixture, runToEnd } from "./helpers/runs";
-import { fanOutRunEvent } from "../src/services/notifications";
+import { deliverSend, fanOutRunEvent, giveUpSend, SEND_ATTEMPTS } from "../src/services/notifications";
 import type { RunEventPayload } from "../src/services/run-events";
 
 /**
@@ -148,7 +148,8 @@ describe("a failed run", () => {
     expect(c.params.From).toBe(TWILIO_FROM);
     mentionsTheRun(c.params.Body!);
     expect(c.params.Body).toContain("Rows: 3 read, 2 valid, 1 invalid");
-    expect(c.params.Body).toContain("First error: ");
+    expect(c.params.Body).toContain(`Error: ${run.errorMessage.slice(0, 60)}`);
+    expect(c.params.Body).toContain("First row error: data row 2, qty: ");
     expect(c.params.Body!.length).toBeLessThanOrEqual(480);
     expect(sends.find((s) => s.channel === "SMS").providerId).toMatch(/^SM0+\d+$/);
   });
@@ -267,6 +268,29 @@ describe("failures", () => {
     expect(servers.slackCalls.filter((c) => c.params.channel === "#archived")).toHaveLength(1);
     servers.slackScript = () => undefined;
     servers.twilioScript = () => undefined;
+  });
+});
+
+describe("giving up", () => {
+  test("a send whose last attempt fails is recorded as failed with the last error; a later run of its job does nothing", async () => {
+    const f = await createPipeline(h, ws);
+    servers.slackScript = (c) => (c.params.channel === "#down" ? { status: 502, body: { ok: false } } : undefined);
+    await prefs(f, [{ eventType: "PIPELINE_RUN_FAILED", channel: "SLACK", isEnabled: true, recipients: ["#down"] }]);
+    const run = await runToEnd(h, ws, f.pipeline.id, BAD_CSV);
+    await waitFor("the first attempt recorded", async () => (await sendsOf(run.id))[0]?.attempts === 1);
+    const [send] = await sendsOf(run.id);
+    expect(send.status).toBe("pending");
+    // The queue's last attempt, as its worker would run it (the real client against the stand-in), then its give-up.
+    const last = await deliverSend(h.svc, { sendId: send.id }, { attempt: SEND_ATTEMPTS, maxAttempts: SEND_ATTEMPTS }).catch((e) => e);
+    expect(last).toBeInstanceOf(Error);
+    await giveUpSend(h.svc, { sendId: send.id }, last);
+    const [failed] = await sendsOf(run.id);
+    expect(failed).toMatchObject({ status: "failed", error: "gave up after 12 attempts; last error: Slack: HTTP 502", providerId: null });
+    const calls = servers.slackCalls.filter((c) => c.params.channel === "#down").length;
+    await deliverSend(h.svc, { sendId: send.id }, { attempt: 3, maxAttempts: SEND_ATTEMPTS });
+    expect(servers.slackCalls.filter((c) => c.params.channel === "#down")).toHaveLength(calls);
+    expect((await sendsOf(run.id))[0]).toEqual(failed);
+    servers.slackScript = () => undefined;
   });
 });
 

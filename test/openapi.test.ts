@@ -204,6 +204,23 @@ describe("/openapi.json", () => {
     });
     check("GET", "/pipelines/:id", "200", (await h.api(ws, "GET", `/pipelines/${pipe.body.id}`)).body);
     check("DELETE", "/pipelines/:id", "200", (await h.api(ws, "DELETE", `/pipelines/${pipe.body.id}`)).body);
+    const preferencesPath = `/notifications/preferences/${conn.body.id}`;
+    expect(operation("PUT", "/notifications/preferences/:clientId")?.requestBody?.content?.["application/json"]?.schema).toEqual({
+      $ref: "#/components/schemas/PutNotificationPreferencesInput",
+    });
+    const preferences = await h.api(ws, "PUT", preferencesPath, {
+      preferences: [{ eventType: "PIPELINE_RUN_FAILED", channel: "SMS", isEnabled: true, recipients: ["+15551234567"], metadata: { team: "ops" } }],
+    });
+    expect(preferences.status).toBe(200);
+    check("PUT", "/notifications/preferences/:clientId", "200", preferences.body);
+    check("GET", "/notifications/preferences/:clientId", "200", (await h.api(ws, "GET", preferencesPath)).body);
+    const refusedPreferences = await h.api(ws, "PUT", preferencesPath, { preferences: [] });
+    expect(refusedPreferences.status).toBe(400);
+    check("PUT", "/notifications/preferences/:clientId", "default", refusedPreferences.body);
+    check("GET", "/notifications/sends", "200", (await h.api(ws, "GET", "/notifications/sends?status=sent")).body);
+    expect(
+      ((operation("GET", "/notifications/sends")?.parameters ?? []) as Json[]).filter((p) => p.in === "query").map((p) => p.name),
+    ).toEqual(expect.arrayContaining(["page", "limit", "clientId", "runId", "status", "channel", "eventType"]));
     const refused = await h.api(ws, "POST", "/connections", { name: "" });
     expect(refused.status).toBe(400);
     check("POST", "/connections", "default", refused.body);

@@ -56,6 +56,10 @@ beforeAll(async () => {
   ids.schema = schema.body.id;
   ids.webhook = webhook.body.id;
   ids.pipeline = pipeline.body.id;
+  const preferences = await h.api(owner, "PUT", `/notifications/preferences/${ids.connection}`, {
+    preferences: [{ eventType: "PIPELINE_RUN_SUCCEEDED", channel: "EMAIL", isEnabled: true, recipients: ["owner@owner.test"] }],
+  });
+  expect(preferences.status).toBe(200);
   const form = new FormData();
   form.append("file", new Blob(["a\nOwner row\n"], { type: "text/csv" }), "owner.csv");
   const run = await h.service.http.handle(
@@ -76,8 +80,8 @@ function apiRoutes() {
 function fill(path: string): string {
   return path.replace(/:(\w+)/g, (_, param: string) => {
     const resource = RESOURCE_OF[path.split("/")[1]!];
-    const id = param === "pipelineId" ? ids.pipeline : resource && ids[resource];
-    if (!id || (param !== "id" && param !== "pipelineId")) throw new Error(`no security fixture for ${path}: add one to test/security.test.ts`);
+    const id = param === "pipelineId" ? ids.pipeline : param === "clientId" ? ids.connection : resource && ids[resource];
+    if (!id || (param !== "id" && param !== "pipelineId" && param !== "clientId")) throw new Error(`no security fixture for ${path}: add one to test/security.test.ts`);
     return id;
   });
 }
@@ -110,7 +114,7 @@ describe("every REST route", () => {
   });
 
   test("answers 404 for another workspace's ids, whatever the method", async () => {
-    for (const r of apiRoutes().filter((r) => r.path.includes(":id") || r.path.includes(":pipelineId"))) {
+    for (const r of apiRoutes().filter((r) => r.path.includes(":id") || r.path.includes(":pipelineId") || r.path.includes(":clientId"))) {
       const res = await h.request(r.method, fill(r.path), {
         key: intruder.apiKey,
         version: "2026-05-25",
@@ -156,6 +160,8 @@ describe("every REST route", () => {
     }
     const pipeline = await h.api(owner, "GET", `/pipelines/${ids.pipeline}`);
     expect(pipeline.body.webhooks.map((w: { id: string }) => w.id)).toEqual([ids.webhook]);
+    const preferences = await h.api(owner, "GET", `/notifications/preferences/${ids.connection}`);
+    expect(preferences.body.map((p: { recipients: string[] }) => p.recipients)).toEqual([["owner@owner.test"]]);
   });
 });
 

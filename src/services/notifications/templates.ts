@@ -83,7 +83,7 @@ function text(f: RunFacts): string {
   for (const [k, v] of rows) lines.push(`${`${k}:`.padEnd(width)} ${v}`);
   const first = f.errors.slice(0, FIRST_ERRORS);
   if (first.length > 0) {
-    lines.push("", `First row errors (${first.length} of ${f.errors.length}${f.errors.length >= 20 ? "+" : ""}):`);
+    lines.push("", `First row errors (${first.length} of ${Math.max(f.rows?.invalid ?? 0, f.errors.length)}):`);
     for (const e of first) lines.push(`  - ${errorLine(e)}`);
   }
   lines.push("", `View the run: ${f.url}`);
@@ -121,9 +121,11 @@ function slack(f: RunFacts): string {
 export const SMS_MAX = 480;
 function sms(f: RunFacts): string {
   const head = `File Pipeline: run ${f.runId} ${outcomeWord(f)}. Pipeline ${f.pipelineName}, connection ${f.connectionName}, file ${f.filename}. Rows: ${countsLine(f.rows)}.`;
-  const firstError = f.errorMessage ?? (f.errors[0] ? errorLine(f.errors[0]) : null);
+  // The first row error is short and concrete; the run's error message comes last, where a cut costs least.
+  let body = head;
+  if (f.errors[0]) body += ` First row error: ${errorLine(f.errors[0])}.`;
+  if (f.errorMessage) body += ` Error: ${f.errorMessage}`;
   const tail = ` ${f.url}`;
-  let body = firstError ? `${head} First error: ${firstError}.` : head;
   if (body.length + tail.length > SMS_MAX) body = `${body.slice(0, SMS_MAX - tail.length - 1)}…`;
   return body + tail;
 }
