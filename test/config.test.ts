@@ -15,6 +15,7 @@ describe("configuration", () => {
     expect(c.database).toEqual({ kind: "sqlite", path: resolve("./data/service.db") });
     expect(c.publicUrl).toBe("http://localhost:3000");
     expect(c.encryptionKey).toBeNull();
+    expect(c.documentsSingleUploadMaxBytes).toBe(64 * 1024 ** 2);
   });
 
   test("values are read from the environment; empty strings count as unset", () => {
@@ -48,6 +49,8 @@ describe("configuration", () => {
     ["DATABASE_URL", { DATABASE_URL: "mysql://x" }, /DATABASE_URL: must be a postgres:\/\/ URL/],
     ["ENCRYPTION_KEY", { ENCRYPTION_KEY: "short" }, /ENCRYPTION_KEY: must be 32 bytes/],
     ["PUBLIC_URL", { PUBLIC_URL: "not a url" }, /PUBLIC_URL: /],
+    ["DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES", { DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: "6000000000" }, /DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: must be at most 5368709120/],
+    ["DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES", { DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: "0" }, /DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: must be at least 1/],
   ];
   for (const [name, env, message] of bad) {
     test(`a bad ${name} stops start-up with a message naming it`, () => {

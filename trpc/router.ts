@@ -1,5 +1,6 @@
 import { createCallerFactory, router } from "./init";
 import { connectionsRouter } from "./routers/connections";
+import { documentsRouter } from "./routers/documents";
 import { filesRouter } from "./routers/files";
 import { pipelinesRouter } from "./routers/pipelines";
 import { runsRouter } from "./routers/runs";
@@ -15,6 +16,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   runs: runsRouter,
   files: filesRouter,
+  documents: documentsRouter,
   outbound: outboundRouter,
   notifications: notificationsRouter,
 });

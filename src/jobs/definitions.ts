@@ -3,6 +3,7 @@ import type { ServiceContext } from "../services/context";
 import { deliverSend, giveUpSend, NOTIFY_SEND_JOB, reportNotifyChannels, SendPayload } from "../services/notifications";
 import { expireOutboundUploads, OUTBOUND_EXPIRE_CRON, OUTBOUND_EXPIRE_JOB } from "../services/outbound";
 import { dispatchRunEvent, RUN_EVENT_JOB, RunEventPayload } from "../services/run-events";
+import { STORAGE_SWEEP_CRON, STORAGE_SWEEP_JOB, sweepLocalStorage } from "../services/documents/sweep";
 import { DeliveryPayload, deliverWebhook, WEBHOOK_DELIVERY_JOB } from "../services/webhooks";
 import { giveUpRun, ProcessRunPayload, processRun, RUN_JOB, RUN_JOB_ATTEMPTS } from "../services/runs";
 import { giveUpHostedArrival, HOSTED_ARRIVAL_JOB, HostedArrivalPayload, handleHostedArrival } from "../services/space-files";
@@ -112,7 +113,19 @@ export function expireOutboundUploadsJob(svc: ServiceContext): JobDefinition<nul
   };
 }
 
+/** Removes the local store's abandoned temp files and multipart uploads (src/services/documents/sweep.ts); scheduled only on local storage. */
+export function storageSweepJob(svc: ServiceContext): JobDefinition<null> {
+  return {
+    name: STORAGE_SWEEP_JOB,
+    parse: () => null,
+    async handle() {
+      await sweepLocalStorage(svc);
+    },
+  };
+}
+
 /** Every job the service runs, with the services it calls. */
 export function jobDefinitions(svc: ServiceContext): { definitions: JobDefinition<any>[]; crons: CronSpec[] } {
-  return { definitions: [processRunJob(svc), runEventJob(svc), notifySendJob(svc), webhookDeliveryJob(svc), hostedArrivalJob(svc), expireOutboundUploadsJob(svc)], crons: [{ name: OUTBOUND_EXPIRE_JOB, cron: OUTBOUND_EXPIRE_CRON, job: OUTBOUND_EXPIRE_JOB }] };
+  const sweep: CronSpec[] = svc.storage.kind === "local" ? [{ name: STORAGE_SWEEP_JOB, cron: STORAGE_SWEEP_CRON, job: STORAGE_SWEEP_JOB }] : [];
+  return { definitions: [processRunJob(svc), runEventJob(svc), notifySendJob(svc), webhookDeliveryJob(svc), hostedArrivalJob(svc), expireOutboundUploadsJob(svc), storageSweepJob(svc)], crons: [{ name: OUTBOUND_EXPIRE_JOB, cron: OUTBOUND_EXPIRE_CRON, job: OUTBOUND_EXPIRE_JOB }, ...sweep] };
 }

@@ -38,6 +38,8 @@ export interface ServiceContext {
     sftpPort: number;
     emailDomain: string;
     fileLinkTtlSeconds: number;
+    /** Documents: largest upload answered with a `single` ticket (DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES). */
+    documentsSingleUploadMaxBytes: number;
     maxUploadBytes: number;
     /** Lifetime of an outbound upload session that is not completed. */
     outboundUploadTtlSeconds: number;
