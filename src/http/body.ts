@@ -86,11 +86,12 @@ const BODYLESS = new Set(["GET", "HEAD", "OPTIONS"]);
  * text, so that a body REST refuses never reaches them.
  */
 export async function boundedJsonRequest(request: Request, maxBytes: number): Promise<Request> {
-  if (BODYLESS.has(request.method) || !request.body) return request;
+  if (BODYLESS.has(request.method)) return request;
   const contentType = request.headers.get("content-type");
   if (!isJsonContentType(contentType)) {
     throw new AppError("unsupported_media_type", `content-type: '${contentType}' is not accepted here; send application/json`);
   }
+  if (!request.body) return request;
   const { text } = checkJsonText(await readBytes(request, maxBytes));
   const headers = new Headers(request.headers);
   headers.delete("content-length");

@@ -47,7 +47,7 @@ export const SftpServerInput = z
 
 const Format = z.preprocess(
   (v) => (typeof v === "string" ? v.trim().toLowerCase().replace(/^\./, "") : v),
-  z.enum(FILE_FORMATS, { error: (i) => `unknown format '${String(i.input)}'; allowed: ${FILE_FORMATS.join(", ")}` }),
+  z.enum(FILE_FORMATS, { error: (i) => `unknown format '${typeof i.input === "string" ? i.input : JSON.stringify(i.input)}'; allowed: ${FILE_FORMATS.join(", ")}` }),
 );
 
 /** `name@example.com`, `@example.com` or `*@example.com`. */

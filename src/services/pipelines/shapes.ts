@@ -14,7 +14,7 @@ export const ENCODINGS = ["utf-8", "utf-16le", "latin1", "windows-1252"] as cons
 export const ON_INVALID_ROW = ["fail", "skip", "quarantine"] as const;
 
 const Transform = z
-  .enum(TRANSFORMS, { error: (i) => `unknown transform '${String(i.input)}'; allowed: ${TRANSFORMS.join(", ")}` })
+  .enum(TRANSFORMS, { error: (i) => `unknown transform '${typeof i.input === "string" ? i.input : JSON.stringify(i.input)}'; allowed: ${TRANSFORMS.join(", ")}` })
   .meta({ id: "Transform" });
 const DirectionShape = z.enum(DIRECTIONS, { error: `must be one of ${DIRECTIONS.join(", ")}` }).meta({ id: "PipelineDirection" });
 
