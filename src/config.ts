@@ -1,6 +1,5 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
-import { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
 import type { S3Settings } from "./adapters/storage/port";
 import { DEFAULT_RETRY_SCHEDULE, type WebhookSettings } from "./adapters/webhooks/port";
@@ -46,8 +45,6 @@ const Env = z.object({
     .optional(),
   SFTP_PORT: port(2222),
   SMTP_PORT: port(2525),
-  /** Largest e-mail the inbound SMTP server accepts (advertised as SIZE; larger mail is refused with 552 and recorded). */
-  SMTP_MAX_BYTES: z.coerce.number().int("must be a whole number").positive("must be a positive number of bytes").default(25 * 1024 ** 2),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** base64 of 32 random bytes; encrypts stored credentials and webhook secrets. */
   ENCRYPTION_KEY: z
@@ -56,14 +53,6 @@ const Env = z.object({
     .optional(),
   PUBLIC_URL: z.url({ error: "must be an absolute http(s) URL" }).optional(),
   SFTP_HOST: z.string().min(1).optional(),
-  /** When the customer-SFTP poller runs: five cron fields (UTC), or "off" on an instance that must not poll. */
-  SFTP_POLL_CRON: z
-    .string()
-    .trim()
-    .refine((v) => v === "off" || validCron(v), 'must be five cron fields (e.g. "* * * * *") or "off"')
-    .default("* * * * *"),
-  /** A file on a customer's server is taken once it was seen unchanged (size, mtime) at least this long ago. */
-  SFTP_POLL_SETTLE_SECONDS: z.coerce.number().int("must be a whole number").min(0, "must be 0 or more").max(86_400, "must be at most 86400").default(30),
   /** The hosted SFTP server's private host key: a file path, or the key itself (PEM or OpenSSH); unset, one is generated in DATA_DIR. */
   SFTP_HOST_KEY: z.string().min(1).optional(),
   /** Failed hosted-SFTP logins from one address within SFTP_LOCKOUT_SECONDS before the address is refused. */
@@ -85,14 +74,6 @@ const Env = z.object({
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").default(5 * 1024 ** 3),
   /** Lifetime of presigned file links, in seconds. */
   FILE_LINK_TTL_SECONDS: z.coerce.number().int().min(1, "must be at least 1").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(3600),
-  /** Per-attempt limit of a webhook delivery: connect, send and the receiver's answer. */
-  WEBHOOK_TIMEOUT_MS: z.coerce.number().int("must be a whole number").min(10, "must be at least 10").max(300_000, "must be at most 300000 (5 minutes)").default(15_000),
-  /** Delays before the retries of a failed webhook delivery (docs/decisions/webhooks.md); `none`: no retries. */
-  WEBHOOK_RETRY_SCHEDULE: Durations(DEFAULT_RETRY_SCHEDULE),
-  /** A receiver's Retry-After is followed up to this many seconds. */
-  WEBHOOK_RETRY_AFTER_MAX_SECONDS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(36_000),
-  /** true: webhook targets may be loopback, private, link-local, ... addresses (tests, closed networks). */
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional(),
   /** Documents: an upload up to this many bytes gets one presigned PUT (`single`), a larger one `multipart` (at most S3's 5 GiB PutObject limit). */
   DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: z.coerce
     .number()
@@ -109,6 +90,14 @@ const Env = z.object({
     .default(24 * 3600),
   /** Largest body of one outbound upload part (PUT /outbound/uploads/{uploadId}/parts/{n}). */
   OUTBOUND_MAX_PART_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").max(128 * 1024 ** 2, "must be at most 134217728 (128 MiB)").default(16 * 1024 ** 2),
+  /** Per-attempt limit of a webhook delivery: connect, send and the receiver's answer. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int("must be a whole number").min(10, "must be at least 10").max(300_000, "must be at most 300000 (5 minutes)").default(15_000),
+  /** Delays before the retries of a failed webhook delivery (docs/decisions/webhooks.md); `none`: no retries. */
+  WEBHOOK_RETRY_SCHEDULE: Durations(DEFAULT_RETRY_SCHEDULE),
+  /** A receiver's Retry-After is followed up to this many seconds. */
+  WEBHOOK_RETRY_AFTER_MAX_SECONDS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(36_000),
+  /** true: webhook targets may be loopback, private, link-local, ... addresses (tests, closed networks). */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional(),
   /** Setting S3_BUCKET moves every object (runs, files, documents, outbound) to S3; unset, they stay under DATA_DIR/objects. */
   S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be an S3 bucket name").optional(),
   S3_REGION: z.string().min(1).default("us-east-1"),
@@ -137,16 +126,6 @@ const Env = z.object({
   NOTIFY_TWILIO_API_URL: z.url({ error: "must be an absolute http(s) URL" }).optional(),
 });
 
-function validCron(v: string): boolean {
-  if (v.split(/\s+/).length !== 5) return false;
-  try {
-    CronExpressionParser.parse(v, { tz: "UTC" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export interface Config {
   port: number;
   host: string;
@@ -154,13 +133,10 @@ export interface Config {
   database: { kind: "sqlite"; path: string } | { kind: "pg"; url: string };
   sftpPort: number;
   smtpPort: number;
-  smtpMaxBytes: number;
   logLevel: z.infer<typeof Env>["LOG_LEVEL"];
   encryptionKey: Buffer | null;
   publicUrl: string;
   sftpHost: string;
-  /** Customer-SFTP polling: the schedule (null: this instance does not schedule polls) and the settle time. */
-  sftpPoll: { cron: string | null; settleSeconds: number };
   /** SFTP_HOST_KEY as given (a path or the key itself); null generates one under DATA_DIR. */
   sftpHostKey: string | null;
   sftpLogin: { maxFailures: number; lockoutSeconds: number; failureDelayMs: number };
@@ -170,11 +146,11 @@ export interface Config {
   jobConcurrency: number;
   maxUploadBytes: number;
   fileLinkTtlSeconds: number;
-  /** Webhook delivery: timeout, retry schedule, Retry-After cap, private targets. */
-  webhooks: WebhookSettings;
   documentsSingleUploadMaxBytes: number;
   outboundUploadTtlSeconds: number;
   outboundMaxPartBytes: number;
+  /** Webhook delivery: timeout, retry schedule, Retry-After cap, private targets. */
+  webhooks: WebhookSettings;
   /** Object storage on S3 (or compatible); null keeps objects on local disk. */
   s3: S3Settings | null;
   /** Notification channels; a channel left null is not configured (reported at start, its sends recorded as failed). */
@@ -226,12 +202,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     database: e.DATABASE_URL ? { kind: "pg", url: e.DATABASE_URL } : { kind: "sqlite", path: resolve(dataDir, "service.db") },
     sftpPort: e.SFTP_PORT,
     smtpPort: e.SMTP_PORT,
-    smtpMaxBytes: e.SMTP_MAX_BYTES,
     logLevel: e.LOG_LEVEL,
     encryptionKey: e.ENCRYPTION_KEY ? Buffer.from(e.ENCRYPTION_KEY, "base64") : null,
     publicUrl,
     sftpHost: e.SFTP_HOST ?? new URL(publicUrl).hostname,
-    sftpPoll: { cron: e.SFTP_POLL_CRON === "off" ? null : e.SFTP_POLL_CRON, settleSeconds: e.SFTP_POLL_SETTLE_SECONDS },
     sftpHostKey: e.SFTP_HOST_KEY ?? null,
     sftpLogin: { maxFailures: e.SFTP_MAX_LOGIN_FAILURES, lockoutSeconds: e.SFTP_LOCKOUT_SECONDS, failureDelayMs: e.SFTP_FAILURE_DELAY_MS },
     emailDomain: e.EMAIL_DOMAIN.toLowerCase(),
@@ -240,15 +214,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     jobConcurrency: e.JOB_CONCURRENCY ?? 2 * (e.WORKERS ?? Math.max(1, availableParallelism())),
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     fileLinkTtlSeconds: e.FILE_LINK_TTL_SECONDS,
+    documentsSingleUploadMaxBytes: e.DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES,
+    outboundUploadTtlSeconds: e.OUTBOUND_UPLOAD_TTL_SECONDS,
+    outboundMaxPartBytes: e.OUTBOUND_MAX_PART_BYTES,
     webhooks: {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
       retryAfterMaxMs: e.WEBHOOK_RETRY_AFTER_MAX_SECONDS * 1000,
       allowPrivateTargets: e.WEBHOOK_ALLOW_PRIVATE_TARGETS === "true" || e.WEBHOOK_ALLOW_PRIVATE_TARGETS === "1",
     },
-    documentsSingleUploadMaxBytes: e.DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES,
-    outboundUploadTtlSeconds: e.OUTBOUND_UPLOAD_TTL_SECONDS,
-    outboundMaxPartBytes: e.OUTBOUND_MAX_PART_BYTES,
     s3: e.S3_BUCKET
       ? {
           bucket: e.S3_BUCKET,
