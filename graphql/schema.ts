@@ -9,6 +9,7 @@ import { builder } from "./builder";
 import { enumNamed, inputType, outputType } from "./from-zod";
 import { pageOf, paged } from "./page";
 import "./notifications";
+import "./arrivals";
 // Before the first generated type: from-zod reads the shape registry once.
 import "./outbound";
 import "./files";

@@ -3,6 +3,7 @@ import { createTrpcHandler } from "../trpc/handler";
 import { createServiceContext, type ServiceOptions, stopServiceContext } from "./context";
 import { createHttpApp } from "./http/app";
 import { jobDefinitions } from "./jobs/definitions";
+import { createSmtpServer } from "./smtp/server";
 import { HostedSftpServer } from "./sftp/server";
 import pkg from "../package.json" with { type: "json" };
 
@@ -26,12 +27,17 @@ export async function createService(opts: ServiceOptions) {
     hostKey: config.sftpHostKey,
     login: { maxFailures: config.sftpLogin.maxFailures, lockoutMs: config.sftpLogin.lockoutSeconds * 1000, failureDelayMs: config.sftpLogin.failureDelayMs },
   });
+  // The inbound mail server listens only when asked (src/main.ts: SMTP_PORT; tests: port 0).
+  const smtp = createSmtpServer(svc, { maxBytes: config.smtpMaxBytes, spoolDir: `${config.dataDir}/spool/smtp` });
   return {
     svc,
     http,
+    smtp,
     sftp,
     /** Stops claiming jobs and lets those in hand finish (or hands them back), then stops workers and the event bus. */
     async stop() {
+      // Mail being received is finished (stored, runs started) before the queue stops.
+      await smtp.close();
       // Transports first: uploads in flight are aborted before the queue they would enqueue on stops.
       await sftp.close();
       await stopServiceContext(svc);

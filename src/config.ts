@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
 import type { S3Settings } from "./adapters/storage/port";
 import { DEFAULT_RETRY_SCHEDULE, type WebhookSettings } from "./adapters/webhooks/port";
@@ -45,6 +46,8 @@ const Env = z.object({
     .optional(),
   SFTP_PORT: port(2222),
   SMTP_PORT: port(2525),
+  /** Largest e-mail the inbound SMTP server accepts (advertised as SIZE; larger mail is refused with 552 and recorded). */
+  SMTP_MAX_BYTES: z.coerce.number().int("must be a whole number").positive("must be a positive number of bytes").default(25 * 1024 ** 2),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** base64 of 32 random bytes; encrypts stored credentials and webhook secrets. */
   ENCRYPTION_KEY: z
@@ -53,6 +56,14 @@ const Env = z.object({
     .optional(),
   PUBLIC_URL: z.url({ error: "must be an absolute http(s) URL" }).optional(),
   SFTP_HOST: z.string().min(1).optional(),
+  /** When the customer-SFTP poller runs: five cron fields (UTC), or "off" on an instance that must not poll. */
+  SFTP_POLL_CRON: z
+    .string()
+    .trim()
+    .refine((v) => v === "off" || validCron(v), 'must be five cron fields (e.g. "* * * * *") or "off"')
+    .default("* * * * *"),
+  /** A file on a customer's server is taken once it was seen unchanged (size, mtime) at least this long ago. */
+  SFTP_POLL_SETTLE_SECONDS: z.coerce.number().int("must be a whole number").min(0, "must be 0 or more").max(86_400, "must be at most 86400").default(30),
   /** The hosted SFTP server's private host key: a file path, or the key itself (PEM or OpenSSH); unset, one is generated in DATA_DIR. */
   SFTP_HOST_KEY: z.string().min(1).optional(),
   /** Failed hosted-SFTP logins from one address within SFTP_LOCKOUT_SECONDS before the address is refused. */
@@ -126,6 +137,16 @@ const Env = z.object({
   NOTIFY_TWILIO_API_URL: z.url({ error: "must be an absolute http(s) URL" }).optional(),
 });
 
+function validCron(v: string): boolean {
+  if (v.split(/\s+/).length !== 5) return false;
+  try {
+    CronExpressionParser.parse(v, { tz: "UTC" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -133,10 +154,13 @@ export interface Config {
   database: { kind: "sqlite"; path: string } | { kind: "pg"; url: string };
   sftpPort: number;
   smtpPort: number;
+  smtpMaxBytes: number;
   logLevel: z.infer<typeof Env>["LOG_LEVEL"];
   encryptionKey: Buffer | null;
   publicUrl: string;
   sftpHost: string;
+  /** Customer-SFTP polling: the schedule (null: this instance does not schedule polls) and the settle time. */
+  sftpPoll: { cron: string | null; settleSeconds: number };
   /** SFTP_HOST_KEY as given (a path or the key itself); null generates one under DATA_DIR. */
   sftpHostKey: string | null;
   sftpLogin: { maxFailures: number; lockoutSeconds: number; failureDelayMs: number };
@@ -202,10 +226,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     database: e.DATABASE_URL ? { kind: "pg", url: e.DATABASE_URL } : { kind: "sqlite", path: resolve(dataDir, "service.db") },
     sftpPort: e.SFTP_PORT,
     smtpPort: e.SMTP_PORT,
+    smtpMaxBytes: e.SMTP_MAX_BYTES,
     logLevel: e.LOG_LEVEL,
     encryptionKey: e.ENCRYPTION_KEY ? Buffer.from(e.ENCRYPTION_KEY, "base64") : null,
     publicUrl,
     sftpHost: e.SFTP_HOST ?? new URL(publicUrl).hostname,
+    sftpPoll: { cron: e.SFTP_POLL_CRON === "off" ? null : e.SFTP_POLL_CRON, settleSeconds: e.SFTP_POLL_SETTLE_SECONDS },
     sftpHostKey: e.SFTP_HOST_KEY ?? null,
     sftpLogin: { maxFailures: e.SFTP_MAX_LOGIN_FAILURES, lockoutSeconds: e.SFTP_LOCKOUT_SECONDS, failureDelayMs: e.SFTP_FAILURE_DELAY_MS },
     emailDomain: e.EMAIL_DOMAIN.toLowerCase(),

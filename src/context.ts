@@ -3,7 +3,7 @@ import { createSecretBox, loadOrCreateKeyFile } from "./adapters/crypto/secret-b
 import type { SftpClientPort } from "./adapters/sftp/port";
 import { createEventBus } from "./adapters/events";
 import { createNotifiers } from "./adapters/notify";
-import { tcpProbe } from "./adapters/sftp/tcp-probe";
+import { sftpClient } from "./adapters/sftp/client";
 import { createObjectStore, storageConfigFrom } from "./adapters/storage";
 import { createEnginePool } from "./engine/pool";
 import { systemResolver } from "./adapters/webhooks/dns";
@@ -37,7 +37,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
     clock,
     secrets: createSecretBox(encryptionKey),
     log,
-    sftp: opts.sftp ?? tcpProbe,
+    sftp: opts.sftp ?? sftpClient,
     storage: createObjectStore(storageConfig),
     storageConfig,
     queue: await createJobQueue({ db, log, clock, concurrency: config.jobConcurrency }),
@@ -50,6 +50,9 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
       publicUrl: config.publicUrl,
       sftpHost: config.sftpHost,
       sftpPort: config.sftpPort,
+      smtpHost: new URL(config.publicUrl).hostname,
+      smtpPort: config.smtpPort,
+      sftpPoll: config.sftpPoll,
       emailDomain: config.emailDomain,
       fileLinkTtlSeconds: config.fileLinkTtlSeconds,
       documentsSingleUploadMaxBytes: config.documentsSingleUploadMaxBytes,

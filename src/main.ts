@@ -49,7 +49,19 @@ try {
   await service.close();
   process.exit(1);
 }
+// The inbound mail server on SMTP_PORT (0: any free port, reported below). A port in use stops start-up.
+let smtpPort: number;
+try {
+  smtpPort = await service.smtp.listen(config.smtpPort, config.host);
+} catch (e) {
+  console.error(`the inbound SMTP server could not start on ${config.host}:${config.smtpPort} (SMTP_PORT): ${(e as Error).message}`);
+  stopping = true;
+  await server.stop();
+  await service.close();
+  process.exit(1);
+}
 service.svc.log.info(
   { url: `http://${server.hostname}:${server.port}`, sftpPort, sftpHostKey: service.sftp.hostKey?.fingerprint, database: config.database.kind, dataDir: config.dataDir },
   "file pipeline service listening",
 );
+service.svc.log.info({ smtpPort, maxBytes: config.smtpMaxBytes }, "inbound SMTP server listening");

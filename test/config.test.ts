@@ -9,7 +9,9 @@ describe("configuration", () => {
     const c = parseConfig({});
     expect(c.port).toBe(3000);
     expect(c.sftpPort).toBe(2222);
+    expect(c.sftpPoll).toEqual({ cron: "* * * * *", settleSeconds: 30 });
     expect(c.smtpPort).toBe(2525);
+    expect(c.smtpMaxBytes).toBe(25 * 1024 ** 2);
     expect(c.logLevel).toBe("info");
     expect(c.dataDir).toBe(resolve("./data"));
     expect(c.database).toEqual({ kind: "sqlite", path: resolve("./data/service.db") });
@@ -45,6 +47,10 @@ describe("configuration", () => {
     ["PORT", { PORT: "70000" }, /PORT: must be between 0 and 65535/],
     ["SFTP_PORT", { SFTP_PORT: "-1" }, /SFTP_PORT: /],
     ["SMTP_PORT", { SMTP_PORT: "2.5" }, /SMTP_PORT: must be a whole number/],
+    ["SFTP_POLL_CRON", { SFTP_POLL_CRON: "every minute" }, /SFTP_POLL_CRON: must be five cron fields/],
+    ["SFTP_POLL_CRON", { SFTP_POLL_CRON: "99 * * * *" }, /SFTP_POLL_CRON: must be five cron fields/],
+    ["SFTP_POLL_SETTLE_SECONDS", { SFTP_POLL_SETTLE_SECONDS: "-1" }, /SFTP_POLL_SETTLE_SECONDS: must be 0 or more/],
+    ["SMTP_MAX_BYTES", { SMTP_MAX_BYTES: "0" }, /SMTP_MAX_BYTES: must be a positive number of bytes/],
     ["LOG_LEVEL", { LOG_LEVEL: "loud" }, /LOG_LEVEL: /],
     ["DATABASE_URL", { DATABASE_URL: "mysql://x" }, /DATABASE_URL: must be a postgres:\/\/ URL/],
     ["ENCRYPTION_KEY", { ENCRYPTION_KEY: "short" }, /ENCRYPTION_KEY: must be 32 bytes/],
@@ -56,6 +62,11 @@ describe("configuration", () => {
     test(`a bad ${name} stops start-up with a message naming it`, () => {
       expect(() => parseConfig(env)).toThrow(ConfigError);
       expect(() => parseConfig(env)).toThrow(message);
+  test("SFTP_POLL_CRON takes a schedule, or off for an instance that must not poll customers' servers", () => {
+    expect(parseConfig({ SFTP_POLL_CRON: "*/5 * * * *", SFTP_POLL_SETTLE_SECONDS: "0" }).sftpPoll).toEqual({ cron: "*/5 * * * *", settleSeconds: 0 });
+    expect(parseConfig({ SFTP_POLL_CRON: "off" }).sftpPoll.cron).toBeNull();
+  });
+
     });
   }
 

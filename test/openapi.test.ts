@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
+import { recordArrival } from "../src/services/inbound";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 
 /**
@@ -221,6 +222,15 @@ describe("/openapi.json", () => {
     expect(
       ((operation("GET", "/notifications/sends")?.parameters ?? []) as Json[]).filter((p) => p.in === "query").map((p) => p.name),
     ).toEqual(expect.arrayContaining(["page", "limit", "clientId", "runId", "status", "channel", "eventType"]));
+    await recordArrival(h.svc, { workspaceId: ws.workspaceId, connectionId: conn.body.id, transport: "email", filename: "a.pdf", size: 3, outcome: "rejected", reason: "format", metadata: { sender: "a@b.example" } });
+    await recordArrival(h.svc, { workspaceId: ws.workspaceId, connectionId: conn.body.id, transport: "email", outcome: "ignored", reason: "the message has no attachment" });
+    const arrivals = await h.api(ws, "GET", `/connections/${conn.body.id}/arrivals?outcome=rejected`);
+    expect(arrivals.body.data).toHaveLength(1);
+    check("GET", "/connections/:id/arrivals", "200", arrivals.body);
+    check("GET", "/connections/:id/arrivals", "default", (await h.api(ws, "GET", `/connections/${conn.body.id}/arrivals?outcome=lost`)).body);
+    expect(
+      ((operation("GET", "/connections/:id/arrivals")?.parameters ?? []) as Json[]).filter((p) => p.in === "query").map((p) => p.name),
+    ).toEqual(expect.arrayContaining(["page", "limit", "outcome"]));
     const refused = await h.api(ws, "POST", "/connections", { name: "" });
     expect(refused.status).toBe(400);
     check("POST", "/connections", "default", refused.body);

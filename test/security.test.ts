@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { recordArrival } from "../src/services/inbound";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { waitForRun } from "./helpers/runs";
 
@@ -56,6 +57,8 @@ beforeAll(async () => {
   ids.schema = schema.body.id;
   ids.webhook = webhook.body.id;
   ids.pipeline = pipeline.body.id;
+  // GET /connections/:id/arrivals: the owner's connection has one, which an intruder must not see.
+  await recordArrival(h.svc, { workspaceId: owner.workspaceId, connectionId: ids.connection, transport: "email", filename: "Owner file.csv", outcome: "ignored", reason: "Owner reason" });
   const preferences = await h.api(owner, "PUT", `/notifications/preferences/${ids.connection}`, {
     preferences: [{ eventType: "PIPELINE_RUN_SUCCEEDED", channel: "EMAIL", isEnabled: true, recipients: ["owner@owner.test"] }],
   });
@@ -91,7 +94,7 @@ const BODY = { name: "hijacked" };
 describe("every REST route", () => {
   test("the walk covers the resource routes", () => {
     const paths = new Set(apiRoutes().map((r) => r.path));
-    for (const p of ["/connections", "/connections/:id", "/clients/:id/test-connection", "/schemas/:id", "/pipelines/:id", "/webhooks/:id"]) {
+    for (const p of ["/connections", "/connections/:id", "/connections/:id/arrivals", "/clients/:id/test-connection", "/schemas/:id", "/pipelines/:id", "/webhooks/:id"]) {
       expect(paths.has(p)).toBe(true);
     }
   });

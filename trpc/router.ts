@@ -1,4 +1,5 @@
 import { createCallerFactory, router } from "./init";
+import { arrivalsRouter } from "./routers/arrivals";
 import { connectionsRouter } from "./routers/connections";
 import { documentsRouter } from "./routers/documents";
 import { filesRouter } from "./routers/files";
@@ -16,6 +17,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   runs: runsRouter,
   files: filesRouter,
+  arrivals: arrivalsRouter,
   documents: documentsRouter,
   outbound: outboundRouter,
   notifications: notificationsRouter,

@@ -14,6 +14,7 @@ export const ID_PREFIXES = {
   upload: "upl",
   event: "evt",
   arrival: "arr",
+  sftpPickup: "spk",
   delivery: "dlv",
   notificationPreference: "npref",
   notificationSend: "nsend",

@@ -6,6 +6,7 @@ import type { ServiceContext } from "../services/context";
 import { type HttpOptions, provisionalVersion } from "./call";
 import { errorBody, HTTP_STATUS, toAppError } from "./errors";
 import { buildDocument, type DocumentedRoute, docsPage } from "./openapi";
+import { arrivalRoutes } from "./routes/arrivals";
 import { connectionRoutes } from "./routes/connections";
 import { documentRoutes } from "./routes/documents";
 import { fileRoutes } from "./routes/files";
@@ -80,6 +81,7 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
     // Before the REST routes: their key check is global to routes mounted after them, and a signed link needs no key.
     .use(storageRoutes(svc))
     .use(connectionRoutes(svc, http))
+    .use(arrivalRoutes(svc, http))
     .use(schemaRoutes(svc, http))
     .use(pipelineRoutes(svc, http))
     .use(runRoutes(svc, http))

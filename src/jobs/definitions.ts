@@ -7,6 +7,7 @@ import { STORAGE_SWEEP_CRON, STORAGE_SWEEP_JOB, sweepLocalStorage } from "../ser
 import { DeliveryPayload, deliverWebhook, WEBHOOK_DELIVERY_JOB } from "../services/webhooks";
 import { giveUpRun, ProcessRunPayload, processRun, RUN_JOB, RUN_JOB_ATTEMPTS } from "../services/runs";
 import { giveUpHostedArrival, HOSTED_ARRIVAL_JOB, HostedArrivalPayload, handleHostedArrival } from "../services/space-files";
+import { pollConnection, SFTP_POLL_ALL_JOB, SFTP_POLL_JOB, SftpPollPayload, schedulePolls } from "../services/sftp-poll";
 import type { CronSpec, JobDefinition } from "./port";
 
 /** Processes one run: parse, map, validate, write (src/services/runs/process-run.ts). */
@@ -124,8 +125,53 @@ export function storageSweepJob(svc: ServiceContext): JobDefinition<null> {
   };
 }
 
+/** Enqueues one poll per self-hosted SFTP connection with an active inbound pipeline (src/services/sftp-poll). */
+export function sftpPollAllJob(svc: ServiceContext): JobDefinition<null> {
+  return {
+    name: SFTP_POLL_ALL_JOB,
+    parse: () => null,
+    async handle() {
+      await schedulePolls(svc);
+    },
+  };
+}
+
+/** Polls one customer SFTP server's inbound folder; failures to reach it are logged, the next schedule tries again. */
+export function sftpPollJob(svc: ServiceContext): JobDefinition<SftpPollPayload> {
+  return {
+    name: SFTP_POLL_JOB,
+    parse(payload) {
+      const r = SftpPollPayload.safeParse(payload);
+      if (!r.success) throw new Error(`${SFTP_POLL_JOB}: bad payload: ${formatIssues(r.error.issues)}`);
+      return r.data;
+    },
+    async handle(payload, job) {
+      await pollConnection(svc, { ...payload, signal: job.signal });
+    },
+  };
+}
+
+/** The customer-SFTP schedule (SFTP_POLL_CRON; none when "off"). */
+function sftpPollCrons(svc: ServiceContext): CronSpec[] {
+  const cron = svc.settings.sftpPoll.cron;
+  return cron ? [{ name: SFTP_POLL_ALL_JOB, cron, job: SFTP_POLL_ALL_JOB }] : [];
+}
+
 /** Every job the service runs, with the services it calls. */
 export function jobDefinitions(svc: ServiceContext): { definitions: JobDefinition<any>[]; crons: CronSpec[] } {
   const sweep: CronSpec[] = svc.storage.kind === "local" ? [{ name: STORAGE_SWEEP_JOB, cron: STORAGE_SWEEP_CRON, job: STORAGE_SWEEP_JOB }] : [];
-  return { definitions: [processRunJob(svc), runEventJob(svc), notifySendJob(svc), webhookDeliveryJob(svc), hostedArrivalJob(svc), expireOutboundUploadsJob(svc), storageSweepJob(svc)], crons: [{ name: OUTBOUND_EXPIRE_JOB, cron: OUTBOUND_EXPIRE_CRON, job: OUTBOUND_EXPIRE_JOB }, ...sweep] };
+  return {
+    definitions: [
+      processRunJob(svc),
+      runEventJob(svc),
+      notifySendJob(svc),
+      webhookDeliveryJob(svc),
+      hostedArrivalJob(svc),
+      expireOutboundUploadsJob(svc),
+      storageSweepJob(svc),
+      sftpPollAllJob(svc),
+      sftpPollJob(svc),
+    ],
+    crons: [{ name: OUTBOUND_EXPIRE_JOB, cron: OUTBOUND_EXPIRE_CRON, job: OUTBOUND_EXPIRE_JOB }, ...sweep, ...sftpPollCrons(svc)],
+  };
 }

@@ -36,6 +36,11 @@ export interface ServiceContext {
     publicUrl: string;
     sftpHost: string;
     sftpPort: number;
+    /** The service's SMTP receiver as test-connection checks it (the public host name, SMTP_PORT). */
+    smtpHost: string;
+    smtpPort: number;
+    /** Customer-SFTP polling (SFTP_POLL_CRON, SFTP_POLL_SETTLE_SECONDS); cron null: this instance schedules no polls. */
+    sftpPoll: { cron: string | null; settleSeconds: number };
     emailDomain: string;
     fileLinkTtlSeconds: number;
     /** Documents: largest upload answered with a `single` ticket (DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES). */

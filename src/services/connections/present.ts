@@ -51,6 +51,7 @@ export function presentConnection(ctx: ServiceContext, rec: ConnectionRecord, ve
         inboundFolder: s.inboundFolder,
         outboundFolder: s.outboundFolder,
       };
+      if (s.processedFolder != null) out.sftpServer.processedFolder = s.processedFolder;
     }
   }
   out.ipWhitelist = r.ipWhitelist;

@@ -42,6 +42,13 @@ export const SftpServerInput = z
     rootDirectory: ServerPath.default("/"),
     inboundFolder: ServerPath.default("/inbound"),
     outboundFolder: ServerPath.default("/outbound"),
+    processedFolder: ServerPath.nullable()
+      .default(null)
+      .meta({ description: "Where files taken from inboundFolder are moved once their runs started; null (the default) leaves them in place." }),
+  })
+  .refine((s) => s.processedFolder == null || s.processedFolder !== s.inboundFolder, {
+    message: "must differ from inboundFolder",
+    path: ["processedFolder"],
   })
   .meta({ id: "SftpServerInput", description: "A customer's own SFTP endpoint. Folders are paths inside rootDirectory." });
 
@@ -137,6 +144,7 @@ const SftpServer = z
     rootDirectory: z.string(),
     inboundFolder: z.string(),
     outboundFolder: z.string(),
+    processedFolder: z.string().optional(),
   })
   .meta({ id: "SftpServer" });
 

@@ -1,0 +1,3 @@
+export { listArrivals } from "./list-arrivals";
+export { presentArrival } from "./present";
+export * from "./shapes";
