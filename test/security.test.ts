@@ -58,6 +58,8 @@ beforeAll(async () => {
   ids.webhook = webhook.body.id;
   ids.pipeline = pipeline.body.id;
   // GET /connections/:id/arrivals: the owner's connection has one, which an intruder must not see.
+  await recordArrival(h.svc, { workspaceId: owner.workspaceId, connectionId: ids.connection!, transport: "email", filename: "Owner file.csv", outcome: "ignored", reason: "Owner reason" });
+  // GET /connections/:id/arrivals: the owner's connection has one, which an intruder must not see.
   await recordArrival(h.svc, { workspaceId: owner.workspaceId, connectionId: ids.connection, transport: "email", filename: "Owner file.csv", outcome: "ignored", reason: "Owner reason" });
   const preferences = await h.api(owner, "PUT", `/notifications/preferences/${ids.connection}`, {
     preferences: [{ eventType: "PIPELINE_RUN_SUCCEEDED", channel: "EMAIL", isEnabled: true, recipients: ["owner@owner.test"] }],
