@@ -55,6 +55,10 @@ describe("configuration", () => {
     ["DATABASE_URL", { DATABASE_URL: "mysql://x" }, /DATABASE_URL: must be a postgres:\/\/ URL/],
     ["ENCRYPTION_KEY", { ENCRYPTION_KEY: "short" }, /ENCRYPTION_KEY: must be 32 bytes/],
     ["PUBLIC_URL", { PUBLIC_URL: "not a url" }, /PUBLIC_URL: /],
+    ["OUTBOUND_UPLOAD_TTL_SECONDS", { OUTBOUND_UPLOAD_TTL_SECONDS: "59" }, /OUTBOUND_UPLOAD_TTL_SECONDS: must be at least 60/],
+    ["OUTBOUND_UPLOAD_TTL_SECONDS", { OUTBOUND_UPLOAD_TTL_SECONDS: "2592001" }, /OUTBOUND_UPLOAD_TTL_SECONDS: must be at most 2592000/],
+    ["OUTBOUND_MAX_PART_BYTES", { OUTBOUND_MAX_PART_BYTES: "0" }, /OUTBOUND_MAX_PART_BYTES: must be a positive number of bytes/],
+    ["OUTBOUND_MAX_PART_BYTES", { OUTBOUND_MAX_PART_BYTES: "134217729" }, /OUTBOUND_MAX_PART_BYTES: must be at most 134217728/],
     ["DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES", { DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: "6000000000" }, /DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: must be at most 5368709120/],
     ["DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES", { DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: "0" }, /DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: must be at least 1/],
   ];
@@ -69,6 +73,14 @@ describe("configuration", () => {
 
     });
   }
+
+  test("outbound uploads: sessions expire after 24 h and parts are at most 16 MiB unless configured", () => {
+    expect(parseConfig({})).toMatchObject({ outboundUploadTtlSeconds: 86_400, outboundMaxPartBytes: 16 * 1024 * 1024 });
+    expect(parseConfig({ OUTBOUND_UPLOAD_TTL_SECONDS: "600", OUTBOUND_MAX_PART_BYTES: "1048576" })).toMatchObject({
+      outboundUploadTtlSeconds: 600,
+      outboundMaxPartBytes: 1_048_576,
+    });
+  });
 
   test("Postgres needs a shared ENCRYPTION_KEY, so that every instance can read stored credentials", () => {
     expect(() => parseConfig({ DATABASE_URL: "postgres://u@db/fps" })).toThrow(/ENCRYPTION_KEY: is required when DATABASE_URL is set/);

@@ -122,6 +122,8 @@ describe("/openapi.json", () => {
       "PATCH /webhooks/:id": "UpdateWebhookInput",
       "PATCH /pipeline-runs/:id/status": "AcknowledgeRunInput",
       "POST /files/search": "SearchFilesInput",
+      "POST /outbound/uploads": "CreateOutboundUploadInput",
+      "POST /outbound/uploads/:uploadId/complete": "CompleteOutboundUploadInput",
     };
     const multipart: Record<string, string> = { "POST /pipelines/:id/runs": "UploadRunForm" };
     for (const r of restRoutes().filter((r) => r.method === "POST" || r.method === "PATCH")) {
@@ -231,6 +233,21 @@ describe("/openapi.json", () => {
     expect(
       ((operation("GET", "/connections/:id/arrivals")?.parameters ?? []) as Json[]).filter((p) => p.in === "query").map((p) => p.name),
     ).toEqual(expect.arrayContaining(["page", "limit", "outcome"]));
+    // Outbound uploads: a session, a part (PUT takes the rows array), its status, completion, and a refusal.
+    await h.api(ws, "POST", "/pipelines", { name: "Out", clientId: conn.body.id, schemaId: schema.body.id, direction: "outbound" });
+    expect(operation("PUT", "/outbound/uploads/:uploadId/parts/:partNumber")?.requestBody?.content?.["application/json"]?.schema).toEqual({
+      $ref: "#/components/schemas/OutboundPartRows",
+    });
+    const upload = await h.api(ws, "POST", "/outbound/uploads", { connectionName: "Documented", pipelineName: "Out", totalParts: 1 });
+    check("POST", "/outbound/uploads", "200", upload.body);
+    const uploadPath = `/outbound/uploads/${upload.body.uploadId}`;
+    check("PUT", "/outbound/uploads/:uploadId/parts/:partNumber", "200", (await h.api(ws, "PUT", `${uploadPath}/parts/1`, [{ a: "x" }])).body);
+    expect((await h.api(ws, "GET", uploadPath)).body.partsReceived).toBe(1);
+    check("POST", "/outbound/uploads/:uploadId/complete", "200", (await h.api(ws, "POST", `${uploadPath}/complete`, { parts: [{ partNumber: 1 }] })).body);
+    check("GET", "/outbound/uploads/:uploadId", "200", (await h.api(ws, "GET", uploadPath)).body);
+    const refusedPart = await h.api(ws, "PUT", `${uploadPath}/parts/2`, []);
+    expect(refusedPart.status).toBe(409);
+    check("PUT", "/outbound/uploads/:uploadId/parts/:partNumber", "default", refusedPart.body);
     const refused = await h.api(ws, "POST", "/connections", { name: "" });
     expect(refused.status).toBe(400);
     check("POST", "/connections", "default", refused.body);

@@ -37,6 +37,7 @@ const NAMED_IN_REQUEST: Record<string, () => { query?: string; body?: unknown }>
   "GET /files/json": () => ({ query: `?pipelineRunId=${ids.run}` }),
   "GET /pipeline-runs/delta": () => ({ query: `?baseRunId=${ids.run}&compareRunId=${ids.run}` }),
   "POST /files/search": () => ({ body: { pipelineRunIds: [ids.run] } }),
+  "POST /outbound/uploads": () => ({ body: { connectionName: "Owner SFTP", pipelineName: "Owner outbound", totalParts: 1 } }),
 };
 
 beforeAll(async () => {
@@ -57,6 +58,11 @@ beforeAll(async () => {
   ids.schema = schema.body.id;
   ids.webhook = webhook.body.id;
   ids.pipeline = pipeline.body.id;
+  const outbound = await h.api(owner, "POST", "/pipelines", { name: "Owner outbound", clientId: conn.body.id, schemaId: schema.body.id, direction: "outbound" });
+  expect(outbound.status).toBe(200);
+  const upload = await h.api(owner, "POST", "/outbound/uploads", { connectionName: "Owner SFTP", pipelineName: "Owner outbound", totalParts: 1 });
+  expect(upload.status).toBe(200);
+  ids.upload = upload.body.uploadId;
   // GET /connections/:id/arrivals: the owner's connection has one, which an intruder must not see.
   await recordArrival(h.svc, { workspaceId: owner.workspaceId, connectionId: ids.connection!, transport: "email", filename: "Owner file.csv", outcome: "ignored", reason: "Owner reason" });
   // GET /connections/:id/arrivals: the owner's connection has one, which an intruder must not see.
@@ -83,6 +89,8 @@ function apiRoutes() {
 }
 
 function fill(path: string): string {
+  // Outbound uploads: the owner's session and its part 1.
+  path = path.replace(":uploadId", ids.upload!).replace(":partNumber", "1");
   return path.replace(/:(\w+)/g, (_, param: string) => {
     const resource = RESOURCE_OF[path.split("/")[1]!];
     const id = param === "pipelineId" ? ids.pipeline : param === "clientId" ? ids.connection : resource && ids[resource];
@@ -131,6 +139,17 @@ describe("every REST route", () => {
     }
   });
 
+  test("answers 404 for another workspace's outbound uploads, whatever the method", async () => {
+    const routes = apiRoutes().filter((r) => r.path.includes(":uploadId"));
+    expect(routes.length).toBe(3);
+    for (const r of routes) {
+      const res = await h.request(r.method, fill(r.path), { key: intruder.apiKey, version: "2026-05-25", body: r.method === "GET" ? undefined : BODY });
+      expect({ route: `${r.method} ${r.path}`, status: res.status }).toEqual({ route: `${r.method} ${r.path}`, status: 404 });
+      expect(res.body.error).toBe("not_found");
+      expect(JSON.stringify(res.body)).not.toContain("Owner");
+    }
+  });
+
   test("routes that name the owner's runs in the query or body answer 404 to an intruder", async () => {
     for (const [route, request] of Object.entries(NAMED_IN_REQUEST)) {
       const [method, path] = route.split(" ") as [string, string];
@@ -163,6 +182,8 @@ describe("every REST route", () => {
       expect(res.status).toBe(200);
       expect(res.body.name).not.toBe("hijacked");
     }
+    const upload = await h.api(owner, "GET", `/outbound/uploads/${ids.upload}`);
+    expect(upload.body).toMatchObject({ status: "initiated", partsReceived: 0 });
     const pipeline = await h.api(owner, "GET", `/pipelines/${ids.pipeline}`);
     expect(pipeline.body.webhooks.map((w: { id: string }) => w.id)).toEqual([ids.webhook]);
     const preferences = await h.api(owner, "GET", `/notifications/preferences/${ids.connection}`);

@@ -247,6 +247,10 @@ describe("the router typed clients import", () => {
       "runs.onUpdate:subscription",
       "files.search:query",
       "files.link:query",
+      "outbound.create:mutation",
+      "outbound.get:query",
+      "outbound.putPart:mutation",
+      "outbound.complete:mutation",
     ];
     expect(procedures).toEqual([...expected, "connections.test:mutation", ...runs].sort());
   });
