@@ -269,7 +269,7 @@ describe("GraphQL and tRPC", () => {
   test("tRPC: notifications.preferences.put/get with the same rules", async () => {
     const id = await newConnection();
     const caller = h.trpc(ws);
-    const saved = await caller.notifications.preferences.put({ clientId: id, data: { preferences: [item({ channel: "SMS", recipients: ["+15551234567"] })] } });
+    const saved = await caller.notifications.preferences.put({ clientId: id, data: { preferences: [item({ channel: "SMS", recipients: ["+15551234567"] })] } as never });
     expect(saved).toHaveLength(1);
     expect(saved[0]).toMatchObject({ clientId: id, channel: "SMS", recipients: ["+15551234567"] });
     expect(await caller.notifications.preferences.get({ clientId: id })).toEqual(saved);
