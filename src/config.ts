@@ -85,15 +85,6 @@ const Env = z.object({
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").default(5 * 1024 ** 3),
   /** Lifetime of presigned file links, in seconds. */
   FILE_LINK_TTL_SECONDS: z.coerce.number().int().min(1, "must be at least 1").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(3600),
-  /** Outbound upload sessions not completed within this many seconds expire and their parts are deleted. */
-  OUTBOUND_UPLOAD_TTL_SECONDS: z.coerce
-    .number()
-    .int("must be a whole number")
-    .min(60, "must be at least 60")
-    .max(30 * 24 * 3600, "must be at most 2592000 (30 days)")
-    .default(24 * 3600),
-  /** Largest body of one outbound upload part (PUT /outbound/uploads/{uploadId}/parts/{n}). */
-  OUTBOUND_MAX_PART_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").max(128 * 1024 ** 2, "must be at most 134217728 (128 MiB)").default(16 * 1024 ** 2),
   /** Documents: an upload up to this many bytes gets one presigned PUT (`single`), a larger one `multipart` (at most S3's 5 GiB PutObject limit). */
   DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: z.coerce
     .number()
@@ -179,8 +170,6 @@ export interface Config {
   jobConcurrency: number;
   maxUploadBytes: number;
   fileLinkTtlSeconds: number;
-  outboundUploadTtlSeconds: number;
-  outboundMaxPartBytes: number;
   documentsSingleUploadMaxBytes: number;
   outboundUploadTtlSeconds: number;
   outboundMaxPartBytes: number;
@@ -251,8 +240,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     jobConcurrency: e.JOB_CONCURRENCY ?? 2 * (e.WORKERS ?? Math.max(1, availableParallelism())),
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     fileLinkTtlSeconds: e.FILE_LINK_TTL_SECONDS,
-    outboundUploadTtlSeconds: e.OUTBOUND_UPLOAD_TTL_SECONDS,
-    outboundMaxPartBytes: e.OUTBOUND_MAX_PART_BYTES,
     documentsSingleUploadMaxBytes: e.DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES,
     outboundUploadTtlSeconds: e.OUTBOUND_UPLOAD_TTL_SECONDS,
     outboundMaxPartBytes: e.OUTBOUND_MAX_PART_BYTES,

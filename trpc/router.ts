@@ -17,7 +17,6 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   runs: runsRouter,
   files: filesRouter,
-  outbound: outboundRouter,
   arrivals: arrivalsRouter,
   documents: documentsRouter,
   outbound: outboundRouter,

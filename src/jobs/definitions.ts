@@ -157,17 +157,6 @@ function sftpPollCrons(svc: ServiceContext): CronSpec[] {
   return cron ? [{ name: SFTP_POLL_ALL_JOB, cron, job: SFTP_POLL_ALL_JOB }] : [];
 }
 
-/** Expires outbound upload sessions that were never completed and deletes their parts (src/services/outbound/expire-uploads.ts). */
-export function expireOutboundUploadsJob(svc: ServiceContext): JobDefinition<null> {
-  return {
-    name: OUTBOUND_EXPIRE_JOB,
-    parse: () => null,
-    async handle() {
-      await expireOutboundUploads(svc);
-    },
-  };
-}
-
 /** Every job the service runs, with the services it calls. */
 export function jobDefinitions(svc: ServiceContext): { definitions: JobDefinition<any>[]; crons: CronSpec[] } {
   const sweep: CronSpec[] = svc.storage.kind === "local" ? [{ name: STORAGE_SWEEP_JOB, cron: STORAGE_SWEEP_CRON, job: STORAGE_SWEEP_JOB }] : [];
@@ -181,7 +170,8 @@ export function jobDefinitions(svc: ServiceContext): { definitions: JobDefinitio
       expireOutboundUploadsJob(svc),
       storageSweepJob(svc),
       sftpPollAllJob(svc),
-      sftpPollJob(svc),, expireOutboundUploadsJob(svc)],
+      sftpPollJob(svc),
+    ],
     crons: [{ name: OUTBOUND_EXPIRE_JOB, cron: OUTBOUND_EXPIRE_CRON, job: OUTBOUND_EXPIRE_JOB }, ...sweep, ...sftpPollCrons(svc)],
   };
 }
