@@ -47,6 +47,7 @@ describe("configuration", () => {
     ["PORT", { PORT: "70000" }, /PORT: must be between 0 and 65535/],
     ["SFTP_PORT", { SFTP_PORT: "-1" }, /SFTP_PORT: /],
     ["SMTP_PORT", { SMTP_PORT: "2.5" }, /SMTP_PORT: must be a whole number/],
+    ["SMTP_MAX_BYTES", { SMTP_MAX_BYTES: "0" }, /SMTP_MAX_BYTES: must be a positive number of bytes/],
     ["SFTP_POLL_CRON", { SFTP_POLL_CRON: "every minute" }, /SFTP_POLL_CRON: must be five cron fields/],
     ["SFTP_POLL_CRON", { SFTP_POLL_CRON: "99 * * * *" }, /SFTP_POLL_CRON: must be five cron fields/],
     ["SFTP_POLL_SETTLE_SECONDS", { SFTP_POLL_SETTLE_SECONDS: "-1" }, /SFTP_POLL_SETTLE_SECONDS: must be 0 or more/],
