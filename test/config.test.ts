@@ -56,6 +56,10 @@ describe("configuration", () => {
     ["DATABASE_URL", { DATABASE_URL: "mysql://x" }, /DATABASE_URL: must be a postgres:\/\/ URL/],
     ["ENCRYPTION_KEY", { ENCRYPTION_KEY: "short" }, /ENCRYPTION_KEY: must be 32 bytes/],
     ["PUBLIC_URL", { PUBLIC_URL: "not a url" }, /PUBLIC_URL: /],
+    ["WEBHOOK_RETRY_SCHEDULE", { WEBHOOK_RETRY_SCHEDULE: "5s,soon" }, /WEBHOOK_RETRY_SCHEDULE: 'soon' is not a duration/],
+    ["WEBHOOK_RETRY_SCHEDULE", { WEBHOOK_RETRY_SCHEDULE: "8d" }, /WEBHOOK_RETRY_SCHEDULE: '8d' is not a duration of at most 7d/],
+    ["WEBHOOK_TIMEOUT_MS", { WEBHOOK_TIMEOUT_MS: "0" }, /WEBHOOK_TIMEOUT_MS: must be at least 10/],
+    ["WEBHOOK_ALLOW_PRIVATE_TARGETS", { WEBHOOK_ALLOW_PRIVATE_TARGETS: "yes" }, /WEBHOOK_ALLOW_PRIVATE_TARGETS: must be true or false/],
     ["OUTBOUND_UPLOAD_TTL_SECONDS", { OUTBOUND_UPLOAD_TTL_SECONDS: "59" }, /OUTBOUND_UPLOAD_TTL_SECONDS: must be at least 60/],
     ["OUTBOUND_UPLOAD_TTL_SECONDS", { OUTBOUND_UPLOAD_TTL_SECONDS: "2592001" }, /OUTBOUND_UPLOAD_TTL_SECONDS: must be at most 2592000/],
     ["OUTBOUND_MAX_PART_BYTES", { OUTBOUND_MAX_PART_BYTES: "0" }, /OUTBOUND_MAX_PART_BYTES: must be a positive number of bytes/],
@@ -81,6 +85,18 @@ describe("configuration", () => {
       outboundUploadTtlSeconds: 600,
       outboundMaxPartBytes: 1_048_576,
     });
+  });
+
+  test("webhook settings: schedule with units (or none), timeout, Retry-After cap, private targets", () => {
+    const c = parseConfig({
+      WEBHOOK_RETRY_SCHEDULE: "250ms, 2s,1m,1h,1d",
+      WEBHOOK_TIMEOUT_MS: "2500",
+      WEBHOOK_RETRY_AFTER_MAX_SECONDS: "60",
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: "1",
+    });
+    expect(c.webhooks).toEqual({ retryScheduleMs: [250, 2000, 60_000, 3_600_000, 86_400_000], timeoutMs: 2500, retryAfterMaxMs: 60_000, allowPrivateTargets: true });
+    expect(parseConfig({ WEBHOOK_RETRY_SCHEDULE: "none" }).webhooks.retryScheduleMs).toEqual([]);
+    expect(parseConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: "false" }).webhooks.allowPrivateTargets).toBe(false);
   });
 
   test("Postgres needs a shared ENCRYPTION_KEY, so that every instance can read stored credentials", () => {

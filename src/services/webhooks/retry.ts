@@ -10,7 +10,8 @@ export function parseRetryAfter(header: string | null, now: Date): number | null
   const v = header.trim();
   if (/^\d+$/.test(v)) return Number(v) * 1000;
   if (!/[a-z]/i.test(v)) return null;
-  const at = Date.parse(v);
+  // asctime() dates carry no zone; HTTP dates are GMT.
+  const at = Date.parse(/GMT|UTC|[+-]\d{4}$/i.test(v) ? v : `${v} GMT`);
   if (Number.isNaN(at)) return null;
   return Math.max(0, at - now.getTime());
 }
