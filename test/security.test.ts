@@ -58,8 +58,6 @@ beforeAll(async () => {
   ids.schema = schema.body.id;
   ids.webhook = webhook.body.id;
   ids.pipeline = pipeline.body.id;
-  // GET /connections/:id/arrivals: the owner's connection has one, which an intruder must not see.
-  await recordArrival(h.svc, { workspaceId: owner.workspaceId, connectionId: ids.connection!, transport: "email", filename: "Owner file.csv", outcome: "ignored", reason: "Owner reason" });
   const outbound = await h.api(owner, "POST", "/pipelines", { name: "Owner outbound", clientId: conn.body.id, schemaId: schema.body.id, direction: "outbound" });
   expect(outbound.status).toBe(200);
   const upload = await h.api(owner, "POST", "/outbound/uploads", { connectionName: "Owner SFTP", pipelineName: "Owner outbound", totalParts: 1 });
@@ -67,8 +65,6 @@ beforeAll(async () => {
   ids.upload = upload.body.uploadId;
   // GET /connections/:id/arrivals: the owner's connection has one, which an intruder must not see.
   await recordArrival(h.svc, { workspaceId: owner.workspaceId, connectionId: ids.connection!, transport: "email", filename: "Owner file.csv", outcome: "ignored", reason: "Owner reason" });
-  // GET /connections/:id/arrivals: the owner's connection has one, which an intruder must not see.
-  await recordArrival(h.svc, { workspaceId: owner.workspaceId, connectionId: ids.connection, transport: "email", filename: "Owner file.csv", outcome: "ignored", reason: "Owner reason" });
   const preferences = await h.api(owner, "PUT", `/notifications/preferences/${ids.connection}`, {
     preferences: [{ eventType: "PIPELINE_RUN_SUCCEEDED", channel: "EMAIL", isEnabled: true, recipients: ["owner@owner.test"] }],
   });
