@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { RUN_EVENT_TYPES } from "../src/services/run-events";
 import { expectError } from "./helpers/expect";
 import { Harness, type Reply, type TestWorkspace } from "./helpers/harness";
 
 let h: Harness;
 let ws: TestWorkspace;
 let other: TestWorkspace;
-
-
 
 /** Neither a `secret` member nor the secret's value anywhere in a reply. */
 function expectNoSecret(body: unknown, secret: string) {
@@ -35,6 +34,19 @@ describe("create", () => {
     expect(w.createdAt).toBe(h.clock.now().toISOString());
     expect(w.secret).toMatch(/^whsec_[A-Za-z0-9+/]+={0,2}$/);
     expect(Buffer.from(w.secret.slice("whsec_".length), "base64")).toHaveLength(32);
+    // Every event type unless told, no description, a pipeline webhook.
+    expect(w).toMatchObject({ eventTypes: [...RUN_EVENT_TYPES], description: null, kind: "WEBHOOK" });
+  });
+
+  test("takes the event types it receives and a description; types are kept in one documented order, once each", async () => {
+    const w = await h.ok(ws, "POST", "/webhooks", {
+      name: "Failures",
+      url: "https://hooks.example.com/failures",
+      eventTypes: ["pipeline_run.failed", "pipeline_run.completed", "pipeline_run.failed"],
+      description: "  Pages the on-call engineer  ",
+    });
+    expect(w).toMatchObject({ eventTypes: ["pipeline_run.completed", "pipeline_run.failed"], description: "Pages the on-call engineer" });
+    expect(await h.ok(ws, "GET", `/webhooks/${w.id}`)).toMatchObject({ eventTypes: ["pipeline_run.completed", "pipeline_run.failed"] });
   });
 
   test("every webhook gets its own secret", async () => {
@@ -114,6 +126,40 @@ describe("list, update, delete", () => {
 
     const got = await h.ok(ws, "GET", `/webhooks/${w.id}`);
     expect(got).toEqual(off);
+
+    const typed = await h.ok(ws, "PATCH", `/webhooks/${w.id}`, { eventTypes: ["pipeline_run.acknowledged"], description: "Acks only" });
+    expect(typed).toMatchObject({ eventTypes: ["pipeline_run.acknowledged"], description: "Acks only", name: "Editable" });
+    expect(await h.ok(ws, "PATCH", `/webhooks/${w.id}`, { description: null })).toMatchObject({ description: null, eventTypes: ["pipeline_run.acknowledged"] });
+    // Members a client read back (kind, ids, times) may be sent unchanged.
+    expect((await h.api(ws, "PATCH", `/webhooks/${w.id}`, { ...got, name: "Round trip" })).status).toBe(200);
+  });
+
+  test("rotating the secret answers a new one, once; reads still never show it", async () => {
+    const w = await h.ok(ws, "POST", "/webhooks", { name: "Rotated", url: "https://hooks.example.com/rotated" });
+    h.clock.advance(1000);
+    const r1 = await h.ok(ws, "POST", `/webhooks/${w.id}/rotate-secret`);
+    const r2 = await h.ok(ws, "POST", `/webhooks/${w.id}/rotate-secret`);
+    for (const r of [r1, r2]) {
+      expect(r.secret).toMatch(/^whsec_/);
+      expect(Buffer.from(r.secret.slice("whsec_".length), "base64")).toHaveLength(32);
+      expect(r).toMatchObject({ id: w.id, name: "Rotated", updatedAt: h.clock.now().toISOString() });
+    }
+    expect(new Set([w.secret, r1.secret, r2.secret]).size).toBe(3);
+    const got = await h.ok(ws, "GET", `/webhooks/${w.id}`);
+    expectNoSecret(got, r2.secret);
+    expectError(await h.api(other, "POST", `/webhooks/${w.id}/rotate-secret`), 404, "not_found");
+    expectError(await h.api(ws, "POST", "/webhooks/wh_nope/rotate-secret"), 404, "not_found");
+  });
+
+  test("the list filters by kind", async () => {
+    const kw = await h.workspace({ name: "Kinds" });
+    const plain = await h.ok(kw, "POST", "/webhooks", { name: "Plain", url: "https://hooks.example.com/plain" });
+    const sub = await h.ok(kw, "POST", "/webhooks/zapier/pipeline-run-events/subscribe", { targetUrl: "https://hooks.example.com/zap" });
+    const ids = async (q: string) => (await h.ok(kw, "GET", `/webhooks${q}`)).data.map((x: { id: string }) => x.id);
+    expect((await ids("")).sort()).toEqual([plain.id, sub.id].sort());
+    expect(await ids("?kind=WEBHOOK")).toEqual([plain.id]);
+    expect(await ids("?kind=PIPELINE_RUN_EVENT")).toEqual([sub.id]);
+    expectError(await h.api(kw, "GET", "/webhooks?kind=zapier"), 400, "invalid_input", /^kind: must be one of WEBHOOK, PIPELINE_RUN_EVENT/);
   });
 
   test("DELETE removes the webhook: 404 on read, update and a second delete", async () => {
@@ -144,6 +190,25 @@ describe("refused requests", () => {
       "isActiv: unknown member (check its spelling)",
     );
     expect(await h.ok(ws, "GET", "/webhooks?limit=100")).toEqual(before);
+  });
+
+  test("event types must be known and at least one; a description has a length limit", async () => {
+    const w = await h.ok(ws, "POST", "/webhooks", { name: "Typed", url: "https://hooks.example.com/typed" });
+    for (const [eventTypes, message] of [
+      [[], /^eventTypes: must name at least one event type/],
+      [["pipeline_run.exploded"], /^eventTypes\[0\]: must be one of pipeline_run\.completed, pipeline_run\.delivered, pipeline_run\.failed, pipeline_run\.acknowledged/],
+      ["pipeline_run.failed", /^eventTypes: /],
+    ] as const) {
+      expectError(await h.api(ws, "POST", "/webhooks", { name: "Bad", url: "https://hooks.example.com/x", eventTypes }), 400, "invalid_input", message);
+      expectError(await h.api(ws, "PATCH", `/webhooks/${w.id}`, { eventTypes }), 400, "invalid_input", message);
+    }
+    expectError(
+      await h.api(ws, "POST", "/webhooks", { name: "Long", url: "https://hooks.example.com/x", description: "d".repeat(1001) }),
+      400,
+      "invalid_input",
+      /^description: must be at most 1000 characters/,
+    );
+    expect((await h.ok(ws, "GET", `/webhooks/${w.id}`)).eventTypes).toEqual([...RUN_EVENT_TYPES]);
   });
 
   test("unknown and other workspaces' webhooks are 404 on every route", async () => {
