@@ -103,6 +103,18 @@ describe("configuration", () => {
     expect(() => parseConfig({ DATABASE_URL: "postgres://u@db/fps" })).toThrow(/ENCRYPTION_KEY: is required when DATABASE_URL is set/);
   });
 
+  test("hosted SFTP: host key and login policy, with documented defaults; bad values named", () => {
+    const d = parseConfig({});
+    expect(d.sftpHostKey).toBeNull();
+    expect(d.sftpLogin).toEqual({ maxFailures: 10, lockoutSeconds: 900, failureDelayMs: 500 });
+    const c = parseConfig({ SFTP_HOST_KEY: "/etc/fps/host_key", SFTP_MAX_LOGIN_FAILURES: "3", SFTP_LOCKOUT_SECONDS: "60", SFTP_FAILURE_DELAY_MS: "0" });
+    expect(c.sftpHostKey).toBe("/etc/fps/host_key");
+    expect(c.sftpLogin).toEqual({ maxFailures: 3, lockoutSeconds: 60, failureDelayMs: 0 });
+    expect(() => parseConfig({ SFTP_MAX_LOGIN_FAILURES: "0" })).toThrow(/SFTP_MAX_LOGIN_FAILURES: must be at least 1/);
+    expect(() => parseConfig({ SFTP_LOCKOUT_SECONDS: "1.5" })).toThrow(/SFTP_LOCKOUT_SECONDS: must be a whole number/);
+    expect(() => parseConfig({ SFTP_FAILURE_DELAY_MS: "20000" })).toThrow(/SFTP_FAILURE_DELAY_MS: must be at most 10000/);
+  });
+
   test("notification channels: each configured or not; SMTP URL with a From, Twilio's three together; bad values named", () => {
     expect(parseConfig({}).notify).toEqual({ email: null, slack: null, sms: null });
     const c = parseConfig({

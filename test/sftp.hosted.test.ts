@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +14,8 @@ import { type SftpLogin, sftpBatch, sshKeyPair } from "./helpers/sftp";
  * loopback, on the local object store (sftp.s3.test.ts runs the same
  * client against S3). Runs on SQLite and, with TEST_DATABASE_URL, Postgres.
  */
+// Each test drives real OpenSSH processes (and some start the service): more than the 5 s default.
+setDefaultTimeout(60_000);
 let h: Harness;
 let port: number;
 let ws: TestWorkspace;
@@ -335,7 +337,7 @@ describe("uploads into inbound start runs", () => {
     expect(existsSync(tmp) ? readdirSync(tmp) : []).toEqual([]);
   });
 
-  test("a folder in inbound, and a file without pipelines: recorded, never dropped", async () => {
+  test("a file for a connection without pipelines is recorded as ignored, never dropped", async () => {
     const idle = await h.ok(ws, "POST", "/connections", { name: "Idle partner", type: "SFTP", sftpUsername: "idle-partner", sftpPassword: PASSWORD });
     writeFileSync(join(work, "lonely.csv"), ITEMS_CSV);
     const r = await sftpBatch(login({ user: "idle-partner" }), ["put lonely.csv /inbound/lonely.csv"], { cwd: work });

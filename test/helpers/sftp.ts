@@ -15,6 +15,8 @@ export interface SftpLogin {
   /** Private key file for public-key login. */
   identity?: string;
   host?: string;
+  /** More `ssh` options, e.g. `-o BindAddress=127.0.0.2` to come from another loopback address. */
+  extraArgs?: string[];
 }
 
 export interface SftpResult {
@@ -34,6 +36,7 @@ export async function sftpBatch(login: SftpLogin, commands: string[], opts: { cw
     "-o", "ConnectTimeout=10",
     "-P", String(login.port),
     "-b", batch,
+    ...(login.extraArgs ?? []),
   ];
   const auth = login.identity
     ? ["-i", login.identity, "-o", "IdentitiesOnly=yes", "-o", "PreferredAuthentications=publickey", "-o", "PasswordAuthentication=no"]
