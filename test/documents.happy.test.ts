@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { utimesSync } from "node:fs";
+import { join } from "node:path";
+import { jobDefinitions } from "../src/jobs/definitions";
+import { sweepLocalStorage } from "../src/services/documents";
 import { spaceKey } from "../src/services/spaces";
 import {
   connectionWith,
@@ -339,5 +343,27 @@ describe("GraphQL and tRPC", () => {
     expect((await trpc.documents.bulkDelete({ connectionId: conn, paths: ["rpc/sub"] })).deleted).toBe(1);
     await expect(trpc.documents.get({ connectionId: conn, path: "rpc/sub/r.txt" })).rejects.toMatchObject({ code: "NOT_FOUND" });
     await expect(trpc.documents.list({ connectionId: conn, path: "/etc" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+  });
+});
+
+describe("sweeping abandoned uploads (local store)", () => {
+  test("an hourly cron job is scheduled on local storage", () => {
+    expect(jobDefinitions(h.svc).crons).toContainEqual({ name: "storage.sweep", cron: "23 * * * *", job: "storage.sweep" });
+  });
+
+  test("a multipart upload left alone for more than a day is removed; a fresh one stays", async () => {
+    const body = pattern(9 * MiB, 12);
+    const stale = await ticket({ filename: "stale.bin", size: body.length });
+    const fresh = await ticket({ filename: "fresh.bin", size: body.length });
+    for (const t of [stale, fresh]) expect((await fetch(t.parts![0]!.url, { method: "PUT", body: body.subarray(0, 8 * MiB) })).status).toBe(200);
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+    utimesSync(join(h.dataDir, "objects", ".fps", "uploads", stale.uploadId!), twoDaysAgo, twoDaysAgo);
+    expect(await sweepLocalStorage(h.svc)).toBe(1);
+    const late = await fetch(stale.parts![1]!.url, { method: "PUT", body: body.subarray(8 * MiB) });
+    expect(late.status).toBe(404);
+    const parts = await putParts(fresh, body, [2]);
+    const first = await fetch(fresh.parts![0]!.url, { method: "PUT", body: body.subarray(0, 8 * MiB) });
+    parts[0]!.etag = first.headers.get("etag")!;
+    expect((await h.api(ws, "POST", "/documents/upload-complete", { connectionId: conn, path: fresh.path, uploadId: fresh.uploadId, parts })).status).toBe(200);
   });
 });

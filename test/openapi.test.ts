@@ -5,6 +5,7 @@ import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { recordArrival } from "../src/services/inbound";
 import { Harness, type TestWorkspace } from "./helpers/harness";
+import { spaceKey } from "../src/services/spaces";
 
 /**
  * The OpenAPI 3.1 document at /openapi.json is built from the REST routes'
@@ -122,6 +123,13 @@ describe("/openapi.json", () => {
       "PATCH /webhooks/:id": "UpdateWebhookInput",
       "PATCH /pipeline-runs/:id/status": "AcknowledgeRunInput",
       "POST /files/search": "SearchFilesInput",
+      "POST /documents/upload-url": "UploadUrlInput",
+      "POST /documents/upload-complete": "CompleteUploadInput",
+      "POST /documents/upload-abort": "AbortUploadInput",
+      "POST /documents/folders": "CreateFolderInput",
+      "POST /documents/move": "MoveDocumentInput",
+      "POST /documents/rename": "RenameDocumentInput",
+      "POST /documents/bulk-delete": "BulkDeleteInput",
       "POST /outbound/uploads": "CreateOutboundUploadInput",
       "POST /outbound/uploads/:uploadId/complete": "CompleteOutboundUploadInput",
     };
@@ -207,6 +215,27 @@ describe("/openapi.json", () => {
     });
     check("GET", "/pipelines/:id", "200", (await h.api(ws, "GET", `/pipelines/${pipe.body.id}`)).body);
     check("DELETE", "/pipelines/:id", "200", (await h.api(ws, "DELETE", `/pipelines/${pipe.body.id}`)).body);
+    // Documents: tickets (both modes), listing, metadata, link, folder, move, rename, deletes.
+    const docs = (path: string) => `/documents${path}${path.includes("?") ? "&" : "?"}connectionId=${conn.body.id}`;
+    const single = await h.api(ws, "POST", "/documents/upload-url", { connectionId: conn.body.id, path: "d", filename: "a.txt", size: 3 });
+    check("POST", "/documents/upload-url", "200", single.body);
+    const multi = await h.api(ws, "POST", "/documents/upload-url", { connectionId: conn.body.id, path: "d", filename: "big.bin", size: 100 * 1024 ** 2 });
+    expect(multi.body).toMatchObject({ mode: "multipart", partSize: 8 * 1024 ** 2 }); // the same declared shape, checked once above
+    check("POST", "/documents/upload-abort", "200", (await h.api(ws, "POST", "/documents/upload-abort", { connectionId: conn.body.id, path: multi.body.path, uploadId: multi.body.uploadId })).body);
+    await h.svc.storage.put(spaceKey(ws.workspaceId, conn.body.id, "d/a.txt"), "abc");
+    check("GET", "/documents", "200", (await h.api(ws, "GET", docs("?path=d"))).body);
+    check("GET", "/documents/object", "200", (await h.api(ws, "GET", docs("/object?path=d/a.txt"))).body);
+    check("GET", "/documents/download-url", "200", (await h.api(ws, "GET", docs("/download-url?path=d/a.txt"))).body);
+    check("POST", "/documents/folders", "200", (await h.api(ws, "POST", "/documents/folders", { connectionId: conn.body.id, path: "d/sub" })).body);
+    check("POST", "/documents/move", "200", (await h.api(ws, "POST", "/documents/move", { connectionId: conn.body.id, from: "d/a.txt", to: "d/b.txt" })).body);
+    check("POST", "/documents/rename", "200", (await h.api(ws, "POST", "/documents/rename", { connectionId: conn.body.id, path: "d/b.txt", name: "c.txt" })).body);
+    check("POST", "/documents/bulk-delete", "200", (await h.api(ws, "POST", "/documents/bulk-delete", { connectionId: conn.body.id, paths: ["d/sub", "d/none"] })).body);
+    check("DELETE", "/documents/object", "200", (await h.api(ws, "DELETE", docs("/object?path=d/c.txt"))).body);
+    await h.svc.storage.put(spaceKey(ws.workspaceId, conn.body.id, "e/x.txt"), "x");
+    check("DELETE", "/documents/folder", "200", (await h.api(ws, "DELETE", docs("/folder?path=e"))).body);
+    const refusedDocument = await h.api(ws, "POST", "/documents/upload-complete", { connectionId: conn.body.id, path: "../x", uploadId: "u", parts: [{ partNumber: 1, etag: "e" }] });
+    expect(refusedDocument.status).toBe(400);
+    check("POST", "/documents/upload-complete", "default", refusedDocument.body);
     const preferencesPath = `/notifications/preferences/${conn.body.id}`;
     expect(operation("PUT", "/notifications/preferences/:clientId")?.requestBody?.content?.["application/json"]?.schema).toEqual({
       $ref: "#/components/schemas/PutNotificationPreferencesInput",

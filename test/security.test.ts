@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { recordArrival } from "../src/services/inbound";
 import { Harness, type TestWorkspace } from "./helpers/harness";
+import { spaceKey } from "../src/services/spaces";
 import { waitForRun } from "./helpers/runs";
 
 /**
@@ -37,6 +38,19 @@ const NAMED_IN_REQUEST: Record<string, () => { query?: string; body?: unknown }>
   "GET /files/json": () => ({ query: `?pipelineRunId=${ids.run}` }),
   "GET /pipeline-runs/delta": () => ({ query: `?baseRunId=${ids.run}&compareRunId=${ids.run}` }),
   "POST /files/search": () => ({ body: { pipelineRunIds: [ids.run] } }),
+  // Documents: the owner's connection in the query or body; the owner's own call finds the fixtures made in beforeAll.
+  "POST /documents/upload-url": () => ({ body: { connectionId: ids.connection, filename: "x.txt", size: 1 } }),
+  "POST /documents/upload-complete": () => ({ body: { connectionId: ids.connection, path: "docs/mp.bin", uploadId: ids.docUpload, parts: [{ partNumber: 1, etag: "0".repeat(32) }] } }),
+  "POST /documents/upload-abort": () => ({ body: { connectionId: ids.connection, path: "docs/none.bin", uploadId: "0".repeat(32) } }),
+  "GET /documents": () => ({ query: `?connectionId=${ids.connection}&path=docs` }),
+  "GET /documents/object": () => ({ query: `?connectionId=${ids.connection}&path=docs/a.txt` }),
+  "GET /documents/download-url": () => ({ query: `?connectionId=${ids.connection}&path=docs/a.txt` }),
+  "POST /documents/folders": () => ({ body: { connectionId: ids.connection, path: "docs/new" } }),
+  "POST /documents/move": () => ({ body: { connectionId: ids.connection, from: "docs/m1.txt", to: "docs/m2.txt" } }),
+  "POST /documents/rename": () => ({ body: { connectionId: ids.connection, path: "docs/r1.txt", name: "r2.txt" } }),
+  "DELETE /documents/object": () => ({ query: `?connectionId=${ids.connection}&path=docs/del.txt` }),
+  "DELETE /documents/folder": () => ({ query: `?connectionId=${ids.connection}&path=docs/gone` }),
+  "POST /documents/bulk-delete": () => ({ body: { connectionId: ids.connection, paths: ["docs/b1.txt"] } }),
   "POST /outbound/uploads": () => ({ body: { connectionName: "Owner SFTP", pipelineName: "Owner outbound", totalParts: 1 } }),
 };
 
@@ -58,6 +72,11 @@ beforeAll(async () => {
   ids.schema = schema.body.id;
   ids.webhook = webhook.body.id;
   ids.pipeline = pipeline.body.id;
+  // Documents: objects of the owner's connection, and a multipart upload, for the routes that name them.
+  for (const p of ["docs/a.txt", "docs/m1.txt", "docs/r1.txt", "docs/del.txt", "docs/gone/x.txt", "docs/b1.txt"]) {
+    await h.svc.storage.put(spaceKey(owner.workspaceId, ids.connection!, p), "Owner document");
+  }
+  ids.docUpload = (await h.svc.storage.createMultipart(spaceKey(owner.workspaceId, ids.connection!, "docs/mp.bin"))).uploadId;
   const outbound = await h.api(owner, "POST", "/pipelines", { name: "Owner outbound", clientId: conn.body.id, schemaId: schema.body.id, direction: "outbound" });
   expect(outbound.status).toBe(200);
   const upload = await h.api(owner, "POST", "/outbound/uploads", { connectionName: "Owner SFTP", pipelineName: "Owner outbound", totalParts: 1 });

@@ -23,26 +23,27 @@ export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 1000;
 export const MAX_BULK_PATHS = 1000;
 
-const PathText = z.string({ error: "must be a string" }).max(2000, "must be at most 2000 characters");
+const mustBeString = (i: { input: unknown }) => (i.input === undefined ? "is required" : "must be a string");
+const PathText = z.string({ error: mustBeString }).max(2000, "must be at most 2000 characters");
 const ConnectionId = Id.meta({ description: "The connection whose space this is (of the caller's workspace)." });
 const Force = z
   .boolean({ error: "must be true or false" })
   .default(false)
   .meta({ description: "Needed, with an admin key, to write into, move or delete a pipeline-backed folder (`inbound`, `outbound`)." });
-const WholeNumber = z.number({ error: "must be a whole number" }).int("must be a whole number");
+const WholeNumber = z.number({ error: (i) => (i.input === undefined ? "is required" : "must be a whole number") }).int("must be a whole number");
 
 export const UploadUrlInput = z
   .strictObject({
     connectionId: ConnectionId,
     filename: z
-      .string({ error: "must be a string" })
+      .string({ error: mustBeString })
       .min(1, "must not be empty")
       .max(255, "must be at most 255 characters")
       .meta({ description: "The object's name: one path segment, no '/'." }),
     size: WholeNumber.min(0, "must be at least 0").meta({ description: "Bytes the client will upload; picks `single` or `multipart`." }),
     path: PathText.default("").meta({ description: "Folder inside the connection's space (`inbound`, `reports/2026`); empty: the space root." }),
     contentType: z
-      .string({ error: "must be a string" })
+      .string({ error: mustBeString })
       .max(255, "must be at most 255 characters")
       .regex(/^[\w.+-]+\/[\w.+-]+(\s*;\s*[\w.+-]+=("[^"\\\r\n]*"|[\w.+-]+))*$/, "must be a media type such as text/csv")
       .optional()
@@ -77,7 +78,7 @@ export const UploadTicket = z
 export type UploadTicket = z.output<typeof UploadTicket>;
 
 const UploadId = z
-  .string({ error: "must be a string" })
+  .string({ error: mustBeString })
   .min(1, "must not be empty")
   .max(1024, "must be at most 1024 characters")
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
@@ -92,7 +93,7 @@ export const CompleteUploadInput = z
       .array(
         z.strictObject({
           partNumber: WholeNumber.min(1, "must be at least 1").max(MAX_TICKET_PARTS, `must be at most ${MAX_TICKET_PARTS}`),
-          etag: z.string({ error: "must be a string" }).min(1, "must not be empty").max(200, "must be at most 200 characters"),
+          etag: z.string({ error: mustBeString }).min(1, "must not be empty").max(200, "must be at most 200 characters"),
         }),
         { error: (i) => (i.input === undefined ? "is required" : "must be an array of {partNumber, etag}") },
       )
@@ -119,7 +120,7 @@ export const ListDocumentsInput = z
     connectionId: ConnectionId,
     path: PathText.default("").meta({ description: "The folder to list; empty: the space root." }),
     cursor: z
-      .string({ error: "must be a string" })
+      .string({ error: mustBeString })
       .max(2000, "must be at most 2000 characters")
       // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
       .regex(/^[^\u0000-\u001f\u007f]*$/, "is not a cursor of this folder")
@@ -169,7 +170,7 @@ export const RenameDocumentInput = z
     connectionId: ConnectionId,
     path: PathText.meta({ description: "An object or a folder." }),
     name: z
-      .string({ error: "must be a string" })
+      .string({ error: mustBeString })
       .min(1, "must not be empty")
       .max(255, "must be at most 255 characters")
       .meta({ description: "The new last segment; the object or folder stays in its folder." }),
