@@ -121,6 +121,7 @@ describe("/openapi.json", () => {
       "PATCH /pipelines/:id": "UpdatePipelineInput",
       "POST /webhooks": "CreateWebhookInput",
       "PATCH /webhooks/:id": "UpdateWebhookInput",
+      "POST /webhooks/zapier/pipeline-run-events/subscribe": "SubscribeInput",
       "PATCH /pipeline-runs/:id/status": "AcknowledgeRunInput",
       "POST /files/search": "SearchFilesInput",
       "POST /documents/upload-url": "UploadUrlInput",
@@ -141,7 +142,7 @@ describe("/openapi.json", () => {
         expect(body?.content?.["multipart/form-data"]?.schema, key).toEqual({ $ref: `#/components/schemas/${multipart[key]}` });
         continue;
       }
-      if (r.path.endsWith("/test-connection") || r.path.endsWith("/retry")) {
+      if (r.path.endsWith("/test-connection") || r.path.endsWith("/retry") || r.path.endsWith("/rotate-secret") || r.path.endsWith("/redeliver")) {
         expect(body, `${key} takes no body`).toBeUndefined();
         continue;
       }
@@ -206,6 +207,12 @@ describe("/openapi.json", () => {
     check("GET", "/schemas", "200", (await h.api(ws, "GET", "/schemas")).body);
     const hook = await h.api(ws, "POST", "/webhooks", { name: "W", url: "https://hooks.example.com" });
     check("POST", "/webhooks", "200", hook.body);
+    check("POST", "/webhooks/:id/rotate-secret", "200", (await h.api(ws, "POST", `/webhooks/${hook.body.id}/rotate-secret`)).body);
+    const subscription = await h.api(ws, "POST", "/webhooks/zapier/pipeline-run-events/subscribe", { targetUrl: "https://hooks.example.com/zap" });
+    check("POST", "/webhooks/zapier/pipeline-run-events/subscribe", "200", subscription.body);
+    const unsubscribed = await h.api(ws, "DELETE", `/webhooks/zapier/pipeline-run-events/unsubscribe?id=${subscription.body.id}`);
+    check("DELETE", "/webhooks/zapier/pipeline-run-events/unsubscribe", "200", unsubscribed.body);
+    check("GET", "/webhooks/deliveries", "200", (await h.api(ws, "GET", "/webhooks/deliveries")).body);
     const pipe = await h.api(ws, "POST", "/pipelines", {
       name: "P",
       clientId: conn.body.id,

@@ -51,6 +51,8 @@ const NAMED_IN_REQUEST: Record<string, () => { query?: string; body?: unknown }>
   "DELETE /documents/object": () => ({ query: `?connectionId=${ids.connection}&path=docs/del.txt` }),
   "DELETE /documents/folder": () => ({ query: `?connectionId=${ids.connection}&path=docs/gone` }),
   "POST /documents/bulk-delete": () => ({ body: { connectionId: ids.connection, paths: ["docs/b1.txt"] } }),
+  // The owner's automation-platform subscription, by id (the owner's own call then removes it).
+  "DELETE /webhooks/zapier/pipeline-run-events/unsubscribe": () => ({ query: `?id=${ids.subscription}` }),
   "POST /outbound/uploads": () => ({ body: { connectionName: "Owner SFTP", pipelineName: "Owner outbound", totalParts: 1 } }),
 };
 
@@ -96,6 +98,15 @@ beforeAll(async () => {
   expect(run.status).toBe(200);
   ids.run = ((await run.json()) as { id: string }).id;
   await waitForRun(h, owner, ids.run, ["completed"]);
+  // Webhooks: a subscription, and a delivery of the run's event to the owner's hook (hooks.example.com does not resolve here: a recorded failure).
+  const subscription = await h.api(owner, "POST", "/webhooks/zapier/pipeline-run-events/subscribe", { targetUrl: "https://hooks.example.com/owner-zap" });
+  expect(subscription.status).toBe(200);
+  ids.subscription = subscription.body.id;
+  for (let i = 0; i < 400 && !ids.delivery; i++) {
+    ids.delivery = (await h.api(owner, "GET", `/webhooks/deliveries?webhookId=${ids.webhook}`)).body.data[0]?.id;
+    if (!ids.delivery) await Bun.sleep(25);
+  }
+  expect(ids.delivery).toBeDefined();
 });
 afterAll(() => h.close());
 
@@ -109,7 +120,7 @@ function fill(path: string): string {
   // Outbound uploads: the owner's session and its part 1.
   path = path.replace(":uploadId", ids.upload!).replace(":partNumber", "1");
   return path.replace(/:(\w+)/g, (_, param: string) => {
-    const resource = RESOURCE_OF[path.split("/")[1]!];
+    const resource = path.startsWith("/webhooks/deliveries/") ? "delivery" : RESOURCE_OF[path.split("/")[1]!];
     const id = param === "pipelineId" ? ids.pipeline : param === "clientId" ? ids.connection : resource && ids[resource];
     if (!id || (param !== "id" && param !== "pipelineId" && param !== "clientId")) throw new Error(`no security fixture for ${path}: add one to test/security.test.ts`);
     return id;
