@@ -49,6 +49,9 @@ describe("e-mail inbox", () => {
       });
       expect(arrival.path).toMatch(new RegExp(`^inbound/email/\\d{4}-\\d{2}-\\d{2}/[0-9a-f]{16}/items\\.${format}$`));
       expect(await text(spaceKey(ws.workspaceId, inbox.id, arrival.path))).toBe(content);
+      const folder = arrival.path.slice(0, arrival.path.lastIndexOf("/"));
+      const listed = await h.ok(ws, "GET", `/documents?connectionId=${inbox.id}&path=${encodeURIComponent(folder)}`);
+      expect(JSON.stringify(listed)).toContain(`items.${format}`);
 
       const run = await waitForRun(h, ws, arrival.runIds[0], ["completed", "failed"]);
       expect(run.status, `${format}: ${run.errorMessage}`).toBe("completed");
