@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { SMTPServer } from "smtp-server";
@@ -249,6 +249,61 @@ describe("polling a customer's inbound folder", () => {
     const again = await poll(c.id);
     expect(again.taken[0]!.runIds).toEqual(runIds);
     expect(await runsOf(c.id)).toHaveLength(1);
+  });
+
+  test("a file that changes while it is read starts no run; its new version is taken later", async () => {
+    const c = await connection();
+    await createPipeline(h, ws, { connectionId: c.id });
+    const path = `${c.dir}/inbound/moving.csv`;
+    sshd.write(path, ITEMS_CSV, { mtime: 1_790_000_000 });
+    await poll(c.id);
+    h.clock.advance(SETTLE_MS);
+    // The real client, except that the customer appends to the file the moment it is opened for reading.
+    const real = h.svc.sftp;
+    h.svc.sftp = {
+      probe: real.probe,
+      async login(l) {
+        const r = await real.login(l);
+        if (!r.ok) return r;
+        const session = new Proxy(r.session, {
+          get(target, key) {
+            if (key === "read") {
+              return (p: string) => {
+                appendFileSync(p, "d-4,1,Nail\n");
+                return target.read(p);
+              };
+            }
+            const v = Reflect.get(target, key);
+            return typeof v === "function" ? v.bind(target) : v;
+          },
+        });
+        return { ...r, session };
+      },
+    };
+    let r: Awaited<ReturnType<typeof poll>>;
+    try {
+      r = await poll(c.id);
+    } finally {
+      h.svc.sftp = real;
+    }
+    expect(r.taken).toEqual([]);
+    expect(r.failed).toEqual([{ path: c.remote("inbound/moving.csv"), reason: expect.stringContaining("changed while it was read") }]);
+    expect(await runsOf(c.id)).toHaveLength(0);
+    expect((await pickups(c.id)).every((p) => p.takenAt === null)).toBe(true);
+
+    const grown = `${ITEMS_CSV}d-4,1,Nail\n`;
+    expect(readFileSync(c.remote("inbound/moving.csv"), "utf8")).toBe(grown);
+    expect((await poll(c.id)).waiting).toEqual([c.remote("inbound/moving.csv")]);
+    h.clock.advance(SETTLE_MS);
+    expect((await poll(c.id)).taken).toHaveLength(1);
+    const [run] = await runsOf(c.id);
+    expect(await original(run!.originalKey)).toBe(grown);
+  });
+
+  test("a poll stopped by shutdown before its login finished reports it and takes nothing", async () => {
+    const c = await connection();
+    const r = await pollConnection(h.svc, { workspaceId: ws.workspaceId, connectionId: c.id, signal: AbortSignal.abort() });
+    expect(r.error).toContain("stopped before the login finished");
   });
 
   test("a connection without an active inbound pipeline is not scheduled, and a file seen meanwhile waits for one", async () => {

@@ -79,7 +79,11 @@ export async function pollConnection(ctx: ServiceContext, opts: SftpPollPayload 
   }
   const folders = remoteFolders(rec.server);
   const log = ctx.log.child({ connectionId: opts.connectionId, host: login.host, port: login.port, folder: folders.inbound });
-  const session = await ctx.sftp.login(login);
+  const session = await untilAborted(ctx.sftp.login(login), opts.signal);
+  if (!session) {
+    report.error = "stopped before the login finished (the service is shutting down)";
+    return report;
+  }
   if (!session.ok) {
     report.error = loginFailure(login, session);
     log.warn({ stage: session.stage, reason: session.reason }, "sftp poll: login failed");
@@ -206,7 +210,7 @@ async function take(
       transport: "sftp_poll",
       filename: f.name,
       // Each pipeline's run reads the file from the server; nothing is opened for a run that already exists.
-      openBody: async () => session.read(f.path),
+      openBody: async () => exactly(session.read(f.path), f),
       path: f.path,
       size: f.size,
       idempotencyKey: `sftp_poll:${o.connectionId}:${f.path}:${f.size}:${f.mtime}`,
@@ -257,4 +261,39 @@ async function moveTaken(
     await ctx.db.tx((w) => w.update(t).set({ moveError: reason.slice(0, 500) }).where(eq(t.id, version.id)));
     report.moveFailed.push({ path: f.path, reason });
   }
+}
+
+/**
+ * The file's bytes, failing at the end when they are not the size it was
+ * listed with: it changed while being read, so the run is not started (its
+ * stored original is removed) and the new version is taken on a later poll.
+ */
+async function* exactly(body: AsyncIterable<Uint8Array>, f: SftpEntry): AsyncGenerator<Uint8Array> {
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > f.size) break;
+    yield chunk;
+  }
+  if (size !== f.size) throw new Error(`${f.path} changed while it was read (listed with ${f.size} bytes, read ${size}${size > f.size ? " or more" : ""})`);
+}
+
+/** The login, or null once `signal` aborts (a login that still succeeds later is closed). */
+async function untilAborted<T extends { ok: boolean }>(login: Promise<T>, signal?: AbortSignal): Promise<T | null> {
+  if (!signal) return login;
+  if (signal.aborted) {
+    void login.then(closeLate);
+    return null;
+  }
+  let onAbort!: () => void;
+  const aborted = new Promise<null>((r) => (onAbort = () => r(null)));
+  signal.addEventListener("abort", onAbort, { once: true });
+  const first = await Promise.race([login, aborted]);
+  signal.removeEventListener("abort", onAbort);
+  if (first === null) void login.then(closeLate);
+  return first;
+}
+
+function closeLate(r: { ok: boolean }): void {
+  if (r.ok) void (r as unknown as { session: SftpSession }).session.close();
 }
