@@ -22,7 +22,7 @@ beforeAll(async () => {
   await sendMail(port, { to: inbox.address, subject: "items 2", attachments: [{ filename: "b.json", content: "[]" }] });
   await sendMail(port, { to: inbox.address, subject: "invoice", attachments: [{ filename: "c.csv", content: "x" }] });
   await sendMail(port, { to: inbox.address, subject: "items 3" });
-});
+}, 30_000);
 afterAll(() => h.close());
 
 describe("REST", () => {
