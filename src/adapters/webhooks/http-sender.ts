@@ -10,10 +10,10 @@ import type { WebhookRequest, WebhookResponse, WebhookSender } from "./port";
  * verified against the name, as for any client). Keep-alive agents reuse
  * connections to busy receivers.
  */
-export function createHttpSender(opts: { maxSockets?: number } = {}): WebhookSender {
+export function createHttpSender(opts: { maxSockets?: number; /** Extra trusted CA certificates (PEM), e.g. a private PKI. */ ca?: string } = {}): WebhookSender {
   const agents = {
     http: new http.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64 }),
-    https: new https.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64 }),
+    https: new https.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 64, ...(opts.ca ? { ca: opts.ca } : {}) }),
   };
   return {
     send: (req) => send(req, agents),
