@@ -7,9 +7,11 @@ import { AppError } from "../src/domain/errors";
 import { jobDefinitions } from "../src/jobs/definitions";
 import { deliverToCustomerSftp } from "../src/services/delivery/customer-sftp";
 import { pollConnection, schedulePolls } from "../src/services/sftp-poll";
+import { RUN_JOB } from "../src/services/runs";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { waitFor } from "./helpers/jobs";
 import { createPipeline, ITEMS_CSV } from "./helpers/runs";
+import { outboundPipeline, startUpload, uploadAll } from "./helpers/outbound";
 import { KEY_PASSPHRASE, type Sshd, startSshd } from "./helpers/sshd";
 
 /*
@@ -405,6 +407,21 @@ describe("delivery to the customer's outbound folder", () => {
     ).rejects.toThrow(/login as 'fpstest' .* failed: the server refused the credentials/);
   });
 
+  test("an outbound run of a self-hosted connection is processed and delivered to the customer's outbound folder", async () => {
+    const c = await connection();
+    const { pipeline } = await outboundPipeline(h, ws, { connectionId: c.id, name: `Out ${n}` });
+    const up = await startUpload(h, ws, { connectionName: c.connection.name, pipelineName: pipeline.name, totalParts: 1, outputFilename: "to-customer.csv" });
+    expect(up.status, JSON.stringify(up.body)).toBe(200);
+    const { runId } = await uploadAll(h, ws, up.body.uploadId, [[{ SKU: "s-1", Qty: "2", Name: " Sent " }]]);
+    const runJob = jobDefinitions(h.svc).definitions.find((d) => d.name === RUN_JOB)!;
+    await runJob.handle(runJob.parse({ runId, attempt: 1 }), { jobId: "job_t", attempt: 1, maxAttempts: 1, signal: new AbortController().signal });
+    const run = await h.ok(ws, "GET", `/pipeline-runs/${runId}`);
+    expect(run.status).toBe("delivered");
+    expect(run.metadata.delivery).toMatchObject({ kind: "sftp", path: c.remote("outbound/to-customer.csv"), filename: "to-customer.csv" });
+    expect(readdirSync(c.remote("outbound"))).toEqual(["to-customer.csv"]);
+    expect(readFileSync(c.remote("outbound/to-customer.csv"), "utf8")).toContain("S-1");
+  });
+
   test("a hosted connection is not a customer server", async () => {
     const hosted = await h.ok(ws, "POST", "/connections", { name: `Hosted ${++n}`, sftpPassword: "pw" });
     const e = await deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: hosted.id, filename: "r.csv", openBody: async () => "x" }).catch((x) => x);
@@ -477,6 +494,20 @@ describe("test-connection", () => {
     const nobody = await connection({ username: "nobody-here", auth: { sftpPassword: "x" } });
     expect(check(await testIt(nobody.id), "login")!.status).toBe("failed");
   });
+
+  test("a server that allows only chacha20-poly1305 cannot be reached from Bun: the login fails naming the ciphers offered", async () => {
+    const chachaOnly = await startSshd({ config: ["Ciphers chacha20-poly1305@openssh.com"] });
+    try {
+      const c = await connection({ port: chachaOnly.port });
+      const r = await testIt(c.id);
+      expect(check(r, "ssh_handshake")!.status).toBe("passed");
+      expect(check(r, "login")).toMatchObject({ status: "failed" });
+      expect(check(r, "login")!.message).toContain("SSH key exchange failed");
+      expect(check(r, "login")!.message).toContain("aes128-gcm@openssh.com");
+    } finally {
+      await chachaOnly.stop();
+    }
+  }, 30_000);
 
   test("an unreachable host: tcp_connect fails, login and folders are skipped", async () => {
     const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });

@@ -69,7 +69,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startSshd(): Promise<Sshd> {
+/** `config`: extra sshd_config lines (e.g. `Ciphers ...`). */
+export async function startSshd(opts: { config?: string[] } = {}): Promise<Sshd> {
   ensureTestUser();
   const { uid, gid } = ids();
   const dir = mkdtempSync(join(tmpdir(), "fps-sshd-"));
@@ -109,6 +110,7 @@ export async function startSshd(): Promise<Sshd> {
         "LogLevel VERBOSE",
         "Subsystem sftp internal-sftp",
         "ForceCommand internal-sftp",
+        ...(opts.config ?? []),
         "",
       ].join("\n"),
     );
