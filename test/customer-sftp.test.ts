@@ -89,6 +89,28 @@ async function pickups(connectionId: string) {
 const statuses = (r: { checks: { name: string; status: string }[] }) => r.checks.map((c) => [c.name, c.status]);
 const check = (r: { checks: { name: string; status: string; message: string; durationMs?: number }[] }, name: string) => r.checks.find((c) => c.name === name);
 
+describe("processedFolder on the server object", () => {
+  test("optional, normalised like the other folders, cleared with null; the inbound folder itself or '..' is a 400 naming it", async () => {
+    const base = { type: "SFTP", useHostedSFTP: false, sftpUsername: "u", sftpPassword: "p" };
+    const c = await h.ok(ws, "POST", "/connections", { ...base, name: `Processed ${++n}`, sftpServer: { host: "sftp.example.com", processedFolder: "in/done/" } });
+    expect(c.sftpServer).toMatchObject({ inboundFolder: "/inbound", processedFolder: "/in/done" });
+    const s = h.svc.db.t.sftpServers;
+    expect((await h.svc.db.read.select().from(s).where(eq(s.id, c.sftpServerDataId)))[0]!.processedFolder).toBe("/in/done");
+    const cleared = await h.ok(ws, "PATCH", `/connections/${c.id}`, { name: c.name, sftpServer: { host: "sftp.example.com", processedFolder: null } });
+    expect(cleared.sftpServer).not.toHaveProperty("processedFolder");
+
+    for (const [processedFolder, message] of [
+      ["/inbound", "sftpServer.processedFolder: must differ from inboundFolder"],
+      ["../up", "sftpServer.processedFolder: must not contain '..'"],
+    ]) {
+      const r = await h.api(ws, "POST", "/connections", { ...base, name: `Bad processed ${++n}`, sftpServer: { host: "sftp.example.com", processedFolder } });
+      expect(r.status).toBe(400);
+      expect(r.body.message).toContain(message);
+    }
+    expect((await h.api(ws, "GET", `/connections?name=${encodeURIComponent("Bad processed")}`)).body).toEqual([]);
+  });
+});
+
 describe("polling a customer's inbound folder", () => {
   test("a new file is seen first, taken once unchanged for the settle time (one run per active pipeline), and never taken again", async () => {
     const c = await connection();
