@@ -547,7 +547,7 @@ describe("test-connection", () => {
     h.svc.settings.sftpPort = saved;
   });
 
-  test("EMAIL: reports the inbound address and formats, and does not claim the receiver was checked", async () => {
+  test("EMAIL: reports the inbound address and formats, and that the mail receiver does not answer when nothing listens", async () => {
     const c = await created({ name: "Probe Mail", type: "EMAIL", emailAllowedFormats: ["csv", "json"] });
     const saved = h.svc.settings.smtpPort;
     h.svc.settings.smtpPort = closedPort();
