@@ -339,9 +339,9 @@ describe("GET /notifications/sends", () => {
     expect(g.body.errors).toBeUndefined();
     expect(g.body.data.notificationSends.data.map((s: any) => s.id)).toEqual(rest.data.map((s: any) => s.id));
     expect(g.body.data.notificationSends.pagination.total).toBe(rest.pagination.total);
-    const t = await h.trpc(ws).notifications.sends({ status: "failed", limit: 100 });
+    const t = await h.trpc(ws).notificationSends.list({ status: "failed", limit: 100 });
     expect(JSON.parse(JSON.stringify(t))).toEqual(rest);
-    const bad = await h.trpc(ws).notifications.sends({ status: "lost" as never }).catch((e) => e);
+    const bad = await h.trpc(ws).notificationSends.list({ status: "lost" as never }).catch((e) => e);
     expect((bad as TRPCError).code).toBe("BAD_REQUEST");
   });
 });

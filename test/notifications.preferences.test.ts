@@ -266,18 +266,18 @@ describe("GraphQL and tRPC", () => {
     expect(foreign.body.errors?.[0]?.extensions).toMatchObject({ code: "NOT_FOUND" });
   });
 
-  test("tRPC: notifications.preferences.put/get with the same rules", async () => {
+  test("tRPC: notificationPreferences.put/get with the same rules", async () => {
     const id = await newConnection();
     const caller = h.trpc(ws);
-    const saved = await caller.notifications.preferences.put({ clientId: id, data: { preferences: [item({ channel: "SMS", recipients: ["+15551234567"] })] } as never });
+    const saved = await caller.notificationPreferences.put({ id, data: { preferences: [item({ channel: "SMS", recipients: ["+15551234567"] })] } as never });
     expect(saved).toHaveLength(1);
     expect(saved[0]).toMatchObject({ clientId: id, channel: "SMS", recipients: ["+15551234567"] });
-    expect(await caller.notifications.preferences.get({ clientId: id })).toEqual(saved);
-    const e = await caller.notifications.preferences.put({ clientId: id, data: { preferences: [item({ isEnabled: undefined })] } as never }).catch((x) => x);
+    expect(await caller.notificationPreferences.get({ id })).toEqual(saved);
+    const e = await caller.notificationPreferences.put({ id, data: { preferences: [item({ isEnabled: undefined })] } as never }).catch((x) => x);
     expect(e).toBeInstanceOf(TRPCError);
     expect((e as TRPCError).code).toBe("BAD_REQUEST");
     expect((e as TRPCError).message).toBe("preferences[0].isEnabled: is required");
-    const nf = await h.trpc(other).notifications.preferences.get({ clientId: id }).catch((x) => x);
+    const nf = await h.trpc(other).notificationPreferences.get({ id }).catch((x) => x);
     expect((nf as TRPCError).code).toBe("NOT_FOUND");
   });
 });

@@ -406,6 +406,11 @@ describe("another workspace's ids", () => {
     "webhooks.get": () => ({ id: theirs.webhook }),
     "webhooks.update": () => ({ id: theirs.webhook, data: { url: "https://evil.example.com" } }),
     "webhooks.delete": () => ({ id: theirs.webhook }),
+    "notificationPreferences.get": () => ({ id: theirs.conn }),
+    "notificationPreferences.put": () => ({
+      id: theirs.conn,
+      data: { preferences: [{ eventType: "PIPELINE_RUN_FAILED", channel: "EMAIL", isEnabled: true, recipients: ["mine@evil.example.com"] }] },
+    }),
   };
   let before: unknown;
   const theirView = async () => {

@@ -8,7 +8,7 @@ import { runsRouter } from "./routers/runs";
 import { outboundRouter } from "./routers/outbound";
 import { schemasRouter } from "./routers/schemas";
 import { webhooksRouter } from "./routers/webhooks";
-import { notificationsRouter } from "./routers/notifications";
+import { notificationPreferencesRouter, notificationSendsRouter } from "./routers/notifications";
 
 export const appRouter = router({
   connections: connectionsRouter,
@@ -20,7 +20,8 @@ export const appRouter = router({
   arrivals: arrivalsRouter,
   documents: documentsRouter,
   outbound: outboundRouter,
-  notifications: notificationsRouter,
+  notificationPreferences: notificationPreferencesRouter,
+  notificationSends: notificationSendsRouter,
 });
 
 /** Import this type in a client: `createTRPCClient<AppRouter>(...)`. */

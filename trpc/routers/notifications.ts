@@ -1,25 +1,20 @@
-import { z } from "zod";
 import { pagination } from "../../src/services/shared/shapes";
 import * as notifications from "../../src/services/notifications";
-import { input, procedure, router } from "../init";
+import { ById, ByIdWith, input, procedure, router } from "../init";
 
-const ByClient = z.object({ clientId: z.string().min(1, "must not be empty") });
-const PutInput = z.object({
-  clientId: z.string().min(1, "must not be empty"),
-  data: z.custom<notifications.PutNotificationPreferencesInput>((v) => v !== undefined, "is required"),
+/** A connection's notification preferences; `id` is the connection's id (`clientId` on REST), as every procedure names its target. */
+export const notificationPreferencesRouter = router({
+  get: procedure.input(ById).query(async ({ ctx, input: { id } }) =>
+    (await notifications.getNotificationPreferences(ctx.svc, { actor: ctx.actor, clientId: id })).map(notifications.presentPreference),
+  ),
+  put: procedure.input(ByIdWith<notifications.PutNotificationPreferencesInput>()).mutation(async ({ ctx, input: { id, data } }) =>
+    (await notifications.putNotificationPreferences(ctx.svc, { actor: ctx.actor, clientId: id, input: data })).map(notifications.presentPreference),
+  ),
 });
 
-/** Notification preferences per connection (`clientId`: the connection id) and the record of sends. */
-export const notificationsRouter = router({
-  preferences: router({
-    get: procedure.input(ByClient).query(async ({ ctx, input: { clientId } }) =>
-      (await notifications.getNotificationPreferences(ctx.svc, { actor: ctx.actor, clientId })).map(notifications.presentPreference),
-    ),
-    put: procedure.input(PutInput).mutation(async ({ ctx, input: { clientId, data } }) =>
-      (await notifications.putNotificationPreferences(ctx.svc, { actor: ctx.actor, clientId, input: data })).map(notifications.presentPreference),
-    ),
-  }),
-  sends: procedure.input(input<notifications.ListSendsQuery | undefined>()).query(async ({ ctx, input: query }) => {
+/** The record of notifications sent, being sent, or failed. */
+export const notificationSendsRouter = router({
+  list: procedure.input(input<notifications.ListSendsQuery | undefined>()).query(async ({ ctx, input: query }) => {
     const page = await notifications.listNotificationSends(ctx.svc, { actor: ctx.actor, query: query ?? {} });
     return { data: page.items.map(notifications.presentSend), pagination: pagination(page) };
   }),
