@@ -23,9 +23,9 @@ builder.queryFields((t) => ({
     nullable: true,
     type: [t0().Preference],
     description: "A connection's notification preferences, by event type and channel.",
-    args: { clientId: t.arg.id({ required: true, description: "The connection." }) },
-    resolve: async (_, { clientId }, { svc, actor }) =>
-      (await notifications.getNotificationPreferences(svc, { actor, clientId: String(clientId) })).map(notifications.presentPreference),
+    args: { id: t.arg.id({ required: true, description: "The connection (clientId on REST)." }) },
+    resolve: async (_, { id }, { svc, actor }) =>
+      (await notifications.getNotificationPreferences(svc, { actor, clientId: String(id) })).map(notifications.presentPreference),
   }),
   notificationSends: t.field({
     nullable: true,
@@ -52,10 +52,10 @@ builder.mutationFields((t) => ({
     description:
       "Upserts each item on (eventType, channel); recipients are required and non-empty when isEnabled is true, ignored when false. Returns all of the connection's preferences.",
     args: {
-      clientId: t.arg.id({ required: true, description: "The connection." }),
+      id: t.arg.id({ required: true, description: "The connection (clientId on REST)." }),
       input: t.arg({ type: inputType(notifications.PutNotificationPreferencesInput), required: true }),
     },
-    resolve: async (_, { clientId, input }, { svc, actor }) =>
-      (await notifications.putNotificationPreferences(svc, { actor, clientId: String(clientId), input })).map(notifications.presentPreference),
+    resolve: async (_, { id, input }, { svc, actor }) =>
+      (await notifications.putNotificationPreferences(svc, { actor, clientId: String(id), input })).map(notifications.presentPreference),
   }),
 }));

@@ -145,6 +145,20 @@ const BY_ID: Record<string, { op: string; rest: () => [string, string, unknown?]
     rest: () => ["PATCH", `/pipeline-runs/${a.run}/status`, { status: "acknowledged" }],
   },
   retryRun: { op: "mutation($id: ID!) { retryRun(id: $id) { id } }", id: () => a.run, rest: () => ["POST", `/pipeline-runs/${a.run}/retry`] },
+  notificationPreferences: {
+    op: "query($id: ID!) { notificationPreferences(id: $id) { id recipients } }",
+    id: () => a.connection,
+    rest: () => ["GET", `/notifications/preferences/${a.connection}`],
+  },
+  upsertNotificationPreferences: {
+    op: 'mutation($id: ID!) { upsertNotificationPreferences(id: $id, input: { preferences: [{ eventType: PIPELINE_RUN_FAILED, channel: EMAIL, isEnabled: true, recipients: ["mine@evil.example.com"] }] }) { id } }',
+    id: () => a.connection,
+    rest: () => [
+      "PUT",
+      `/notifications/preferences/${a.connection}`,
+      { preferences: [{ eventType: "PIPELINE_RUN_FAILED", channel: "EMAIL", isEnabled: true, recipients: ["mine@evil.example.com"] }] },
+    ],
+  },
   runFileLink: {
     op: "query($id: ID!) { runFileLink(id: $id, which: processed) { url } }",
     id: () => a.run,
@@ -159,6 +173,7 @@ describe("another workspace's ids", () => {
     schema: (await h.api(owner, "GET", `/schemas/${a.schema}`)).body,
     pipeline: (await h.api(owner, "GET", `/pipelines/${a.pipeline}`)).body,
     webhook: (await h.api(owner, "GET", `/webhooks/${a.webhook}`)).body,
+    notificationPreferences: (await h.api(owner, "GET", `/notifications/preferences/${a.connection}`)).body,
   });
 
   beforeAll(async () => {

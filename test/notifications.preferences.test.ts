@@ -233,35 +233,35 @@ describe("the connection must be the caller's", () => {
 });
 
 describe("GraphQL and tRPC", () => {
-  const UPSERT = `mutation($clientId: ID!, $input: PutNotificationPreferencesInput!) {
-    upsertNotificationPreferences(clientId: $clientId, input: $input) { id clientId eventType channel isEnabled recipients metadata }
+  const UPSERT = `mutation($id: ID!, $input: PutNotificationPreferencesInput!) {
+    upsertNotificationPreferences(id: $id, input: $input) { id clientId eventType channel isEnabled recipients metadata }
   }`;
-  const READ = `query($clientId: ID!) { notificationPreferences(clientId: $clientId) { id eventType channel isEnabled recipients } }`;
+  const READ = `query($id: ID!) { notificationPreferences(id: $id) { id eventType channel isEnabled recipients } }`;
 
   test("GraphQL upserts and reads with REST's rules and messages", async () => {
     const id = await newConnection();
     const r = await h.graphql(ws.apiKey, UPSERT, {
-      clientId: id,
+      id,
       input: { preferences: [{ eventType: "PIPELINE_RUN_FAILED", channel: "SLACK", isEnabled: true, recipients: ["#ops"] }] },
     });
     expect(r.body.errors).toBeUndefined();
     expect(r.body.data.upsertNotificationPreferences).toEqual([
       { id: expect.stringMatching(/^npref_/), clientId: id, eventType: "PIPELINE_RUN_FAILED", channel: "SLACK", isEnabled: true, recipients: ["#ops"], metadata: null },
     ]);
-    const read = await h.graphql(ws.apiKey, READ, { clientId: id });
+    const read = await h.graphql(ws.apiKey, READ, { id });
     expect(read.body.data.notificationPreferences).toHaveLength(1);
     expect(await h.ok(ws, "GET", path(id))).toMatchObject([{ channel: "SLACK", recipients: ["#ops"] }]);
 
     const bad = await h.graphql(ws.apiKey, UPSERT, {
-      clientId: id,
+      id,
       input: { preferences: [{ eventType: "PIPELINE_RUN_FAILED", channel: "SMS", isEnabled: true, recipients: [] }] },
     });
     expect(bad.body.errors?.[0]?.message).toBe("preferences[0].recipients: must not be empty when isEnabled is true (an enabled preference needs a recipient)");
     expect(bad.body.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", statusCode: 400 });
-    const empty = await h.graphql(ws.apiKey, UPSERT, { clientId: id, input: { preferences: [] } });
+    const empty = await h.graphql(ws.apiKey, UPSERT, { id, input: { preferences: [] } });
     expect(empty.body.errors?.[0]?.message).toBe("preferences: must have at least 1 item");
 
-    const foreign = await h.graphql(other.apiKey, READ, { clientId: id });
+    const foreign = await h.graphql(other.apiKey, READ, { id });
     expect(foreign.body.data?.notificationPreferences).toBeNull();
     expect(foreign.body.errors?.[0]?.extensions).toMatchObject({ code: "NOT_FOUND" });
   });
