@@ -33,14 +33,99 @@ export type Writer = Pick<PgDb, "select" | "selectDistinct" | "insert" | "update
 export type Reader = Pick<PgDb, "select" | "selectDistinct" | "$count">;
 export type Dialect = "sqlite" | "pg";
 
+/** A query builder Drizzle can prepare (a select with `sql.placeholder(...)` for its values). */
+export interface Preparable {
+  prepare(name: string): { execute(values?: Record<string, unknown>): Promise<unknown> };
+}
+/** A prepared read: the rows for these placeholder values. */
+export type PreparedRead<Q extends Preparable> = (values?: Record<string, unknown>) => ReturnType<ReturnType<Q["prepare"]>["execute"]>;
+/** The tables a committed transaction wrote to (the table objects of `t`). */
+export type CommitListener = (tables: ReadonlySet<unknown>) => void;
+
 export interface Database {
   readonly dialect: Dialect;
   /** Postgres: the connection URL, for what needs a connection of its own (LISTEN/NOTIFY, the job queue). */
   readonly url?: string;
   readonly t: Tables;
   readonly read: Reader;
-  tx<T>(fn: (w: Writer) => Promise<T>): Promise<T>;
+  /** `quiet`: commit listeners are not told (a write of a hint no cache depends on, like a key's lastUsedAt). */
+  tx<T>(fn: (w: Writer) => Promise<T>, opts?: { quiet?: boolean }): Promise<T>;
+  /**
+   * A read built once for this database and run with new values each time.
+   * Drizzle otherwise builds the SQL text anew on every call, which costs
+   * more than a small query itself (docs/decisions/hot-path.md); the hot
+   * reads use this. `name` is unique per query shape; `build` uses
+   * `sql.placeholder(...)` for every value.
+   */
+  prepared<Q extends Preparable>(name: string, build: (r: Reader) => Q): PreparedRead<Q>;
+  /**
+   * Called after each committed `tx()` that inserted, updated or deleted
+   * rows, with the tables it wrote to (caches of this process use it).
+   * Answers the unsubscribe function.
+   */
+  onCommit(listener: CommitListener): () => void;
+  /**
+   * SQLite: a number that changes when another connection (another process:
+   * the admin CLI) commits to the file; this process's own commits leave it
+   * as it is. Postgres has none (instances tell each other by NOTIFY).
+   */
+  externalVersion?(): number;
   close(): Promise<void>;
+}
+
+/** Records the tables a transaction writes to; reads and raw SQL pass straight through. */
+function recording(w: Writer, touched: Set<unknown>): Writer {
+  return {
+    select: w.select.bind(w),
+    selectDistinct: w.selectDistinct.bind(w),
+    $count: w.$count.bind(w),
+    execute: w.execute?.bind(w),
+    insert: ((table: never) => {
+      touched.add(table);
+      return w.insert(table);
+    }) as Writer["insert"],
+    update: ((table: never) => {
+      touched.add(table);
+      return w.update(table);
+    }) as Writer["update"],
+    delete: ((table: never) => {
+      touched.add(table);
+      return w.delete(table);
+    }) as Writer["delete"],
+  };
+}
+
+function commitListeners() {
+  const listeners = new Set<CommitListener>();
+  return {
+    on(listener: CommitListener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    /** A listener's failure is not the transaction's: it has committed. */
+    emit(tables: Set<unknown>) {
+      if (tables.size === 0) return;
+      for (const l of listeners) {
+        try {
+          l(tables);
+        } catch (e) {
+          console.error("db: a commit listener failed", e);
+        }
+      }
+    },
+  };
+}
+
+function preparedReads(prepare: (q: Preparable, name: string) => (values?: Record<string, unknown>) => unknown, read: Reader) {
+  const cache = new Map<string, (values?: Record<string, unknown>) => unknown>();
+  return <Q extends Preparable>(name: string, build: (r: Reader) => Q): PreparedRead<Q> => {
+    let run = cache.get(name);
+    if (!run) {
+      run = prepare(build(read), name);
+      cache.set(name, run);
+    }
+    return run as PreparedRead<Q>;
+  };
 }
 
 const MIGRATIONS = {
@@ -67,30 +152,42 @@ export function openSqlite(path: string): Database {
   const db = drizzleSqlite({ client: cached, schema: sqliteSchema });
   migrateSqlite(db, { migrationsFolder: MIGRATIONS.sqlite });
   const handle = db as unknown as PgDb;
+  const commits = commitListeners();
+  const dataVersion = client.query<{ data_version: number }, []>("PRAGMA data_version");
   let lock: Promise<void> = Promise.resolve();
   return {
     dialect: "sqlite",
     t: sqliteSchema as unknown as Tables,
     read: handle,
-    async tx(fn) {
+    async tx(fn, opts) {
       const previous = lock;
       let release!: () => void;
       lock = new Promise<void>((r) => (release = r));
       await previous;
+      const touched = new Set<unknown>();
       try {
         client.exec("BEGIN IMMEDIATE");
+        let result: Awaited<ReturnType<typeof fn>>;
         try {
-          const result = await fn(handle);
+          result = await fn(recording(handle, touched));
           client.exec("COMMIT");
-          return result;
         } catch (e) {
           client.exec("ROLLBACK");
           throw e;
         }
+        if (!opts?.quiet) commits.emit(touched);
+        return result;
       } finally {
         release();
       }
     },
+    // bun:sqlite runs a prepared select synchronously; `all` skips Drizzle's promise wrapper.
+    prepared: preparedReads((q, name) => {
+      const p = q.prepare(name) as unknown as { all(values?: Record<string, unknown>): unknown };
+      return (values) => Promise.resolve(p.all(values));
+    }, handle),
+    onCommit: commits.on,
+    externalVersion: () => dataVersion.get()!.data_version,
     async close() {
       await lock;
       client.close();
@@ -114,12 +211,23 @@ export async function openPostgres(url: string, opts: PgOptions = {}): Promise<D
     await lock`select pg_advisory_unlock(7413290211)`;
     lock.release();
   }
+  const commits = commitListeners();
   return {
     dialect: "pg",
     url,
     t: pgSchema,
     read: db,
-    tx: (fn) => db.transaction((tx) => fn(tx)),
+    async tx(fn, opts) {
+      const touched = new Set<unknown>();
+      const result = await db.transaction((tx) => fn(recording(tx, touched)));
+      if (!opts?.quiet) commits.emit(touched);
+      return result;
+    },
+    prepared: preparedReads((q, name) => {
+      const p = q.prepare(name);
+      return (values) => p.execute(values);
+    }, db),
+    onCommit: commits.on,
     close: () => client.end({ timeout: 5 }),
   };
 }

@@ -13,6 +13,7 @@ import type { Config } from "./config";
 import { type Clock, systemClock } from "./domain/clock";
 import { createLogger, type Logger } from "./logger";
 import type { ServiceContext } from "./services/context";
+import { startKeyCache } from "./services/keys/cache";
 
 export interface ServiceOptions {
   config: Config;
@@ -32,6 +33,9 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
   const log = opts.log ?? createLogger(config.logLevel);
   const encryptionKey = config.encryptionKey ?? loadOrCreateKeyFile(config.dataDir);
   const storageConfig = storageConfigFrom(config, encryptionKey);
+  const events = await createEventBus({ db, log });
+  // Service and admin CLI alike: the CLI's key and workspace changes reach the running instances.
+  startKeyCache({ db, events, log, ttlMs: config.keyCacheTtlMs });
   return {
     db,
     clock,
@@ -41,7 +45,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
     storage: createObjectStore(storageConfig),
     storageConfig,
     queue: await createJobQueue({ db, log, clock, concurrency: config.jobConcurrency }),
-    events: await createEventBus({ db, log }),
+    events,
     // Worker threads start on first use, so the admin CLI never spawns them.
     engine: createEnginePool({ size: config.workers }),
     notify: createNotifiers(config.notify),

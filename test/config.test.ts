@@ -87,6 +87,12 @@ describe("configuration", () => {
     });
   });
 
+  test("key cache: lookups reused for 1 s unless configured; 0 turns it off; more than 60 s refused", () => {
+    expect(parseConfig({}).keyCacheTtlMs).toBe(1000);
+    expect(parseConfig({ KEY_CACHE_TTL_MS: "0" }).keyCacheTtlMs).toBe(0);
+    expect(() => parseConfig({ KEY_CACHE_TTL_MS: "60001" })).toThrow("KEY_CACHE_TTL_MS: must be at most 60000");
+  });
+
   test("webhook settings: schedule with units (or none), timeout, Retry-After cap, private targets", () => {
     const c = parseConfig({
       WEBHOOK_RETRY_SCHEDULE: "250ms, 2s,1m,1h,1d",

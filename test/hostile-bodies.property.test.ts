@@ -174,7 +174,7 @@ interface Route {
 
 async function send(method: string, path: string, b: Body): Promise<Response> {
   const headers: Record<string, string> = { "x-api-key": ws.apiKey, "service-version": "2026-05-25", "content-type": b.contentType };
-  return h.service.http.handle(new Request(`http://localhost${path}`, { method, headers, body: b.bytes.length > 0 ? b.bytes : undefined }));
+  return h.service.http.handle(new Request(`http://localhost${path}`, { method, headers, body: b.bytes.length > 0 ? (b.bytes as Uint8Array<ArrayBuffer>) : undefined }));
 }
 
 const RESOURCE_OF: Record<string, string> = { connections: "connection", clients: "connection", schemas: "schema", pipelines: "pipeline", webhooks: "webhook" };

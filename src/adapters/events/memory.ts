@@ -10,6 +10,9 @@ export function createMemoryEventBus(opts: { bufferSize?: number } = {}): EventB
       if (!closed) hub.deliver(event);
     },
     subscribe: (filter, signal) => hub.subscribe(filter, signal),
+    // One process owns the database: there is no other instance to tell.
+    async signal() {},
+    onSignal: () => () => {},
     async close() {
       closed = true;
       hub.closeAll();

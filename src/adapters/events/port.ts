@@ -32,5 +32,18 @@ export interface EventBus {
   publish(event: RunEvent): Promise<void>;
   /** Events matching the filter until the signal aborts or `return()` is called. */
   subscribe(filter: RunEventFilter, signal?: AbortSignal): AsyncIterableIterator<RunEvent>;
+  /**
+   * Tells the other instances on this database that `topic` changed (caches
+   * drop what they hold: src/services/keys/cache.ts). Best effort and
+   * without a payload; this instance is not told, its caller acts at once.
+   * On Postgres a NOTIFY on the bus's own connection.
+   */
+  signal?(topic: string): Promise<void>;
+  /**
+   * Calls `fn` when another instance signals `topic`, and after the bus
+   * reconnected (signals may have been missed meanwhile). Answers the
+   * unsubscribe function.
+   */
+  onSignal?(topic: string, fn: () => void): () => void;
   close(): Promise<void>;
 }

@@ -6,6 +6,8 @@ import { RunEventPayload } from "./shapes";
 
 /** The channel every instance on one database listens on (NOTIFY is scoped to the database). */
 export const CHANNEL = "fps_run_events";
+/** Signals between instances (cache invalidation): `{origin, topic}`, on the same LISTEN connection. */
+export const SIGNALS = "fps_signals";
 /** Postgres refuses NOTIFY payloads of 8000 bytes or more. */
 const MAX_PAYLOAD = 7999;
 
@@ -16,7 +18,9 @@ const MAX_PAYLOAD = 7999;
  * ignores its own notification instead of delivering twice. postgres.js
  * keeps the LISTEN connection open and listens again after a reconnect;
  * notifications sent while it was down are lost (events are live hints,
- * the runs themselves are the record).
+ * the runs themselves are the record). Signals (cache invalidation between
+ * instances) travel the same way on a second channel, over the same LISTEN
+ * connection.
  */
 export async function createPostgresEventBus(opts: { url: string; log: Logger; bufferSize?: number }): Promise<
   EventBus & { readonly subscribers: number }
@@ -37,6 +41,28 @@ export async function createPostgresEventBus(opts: { url: string; log: Logger; b
       if (listens++ > 0) log.warn({ channel: CHANNEL }, "event bus listening again after a reconnect; events in between were lost");
     },
   );
+  const signalled = new Map<string, Set<() => void>>();
+  const tell = (topic: string) => {
+    for (const fn of signalled.get(topic) ?? []) {
+      try {
+        fn();
+      } catch (err) {
+        log.error({ err, topic }, "a signal listener failed");
+      }
+    }
+  };
+  let signalListens = 0;
+  const signals = await sql.listen(
+    SIGNALS,
+    (payload) => {
+      const s = parseSignal(payload);
+      if (s && s.origin !== origin) tell(s.topic);
+    },
+    () => {
+      // After a reconnect, signals sent meanwhile are lost: every topic counts as changed.
+      if (signalListens++ > 0) for (const topic of signalled.keys()) tell(topic);
+    },
+  );
   let closed = false;
   return {
     async publish(event) {
@@ -55,10 +81,21 @@ export async function createPostgresEventBus(opts: { url: string; log: Logger; b
       }
     },
     subscribe: (filter, signal) => hub.subscribe(filter, signal),
+    async signal(topic) {
+      if (!closed) await sql.notify(SIGNALS, JSON.stringify({ origin, topic }));
+    },
+    onSignal(topic, fn) {
+      const set = signalled.get(topic) ?? new Set();
+      signalled.set(topic, set);
+      set.add(fn);
+      return () => void set.delete(fn);
+    },
     async close() {
       if (closed) return;
       closed = true;
       hub.closeAll();
+      signalled.clear();
+      await signals.unlisten().catch(() => {});
       await listening.unlisten().catch(() => {});
       await sql.end({ timeout: 5 });
     },
@@ -66,6 +103,15 @@ export async function createPostgresEventBus(opts: { url: string; log: Logger; b
       return hub.size;
     },
   };
+}
+
+function parseSignal(payload: string): { origin: string; topic: string } | null {
+  try {
+    const s = JSON.parse(payload) as { origin?: unknown; topic?: unknown };
+    return typeof s?.origin === "string" && typeof s.topic === "string" ? { origin: s.origin, topic: s.topic } : null;
+  } catch {
+    return null;
+  }
 }
 
 function parseEnvelope(payload: string, origin: string, log: Logger): RunEvent | null {

@@ -1,32 +1,50 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { AppError } from "../../domain/errors";
 import { isApiVersion } from "../../domain/versions";
 import type { Actor, Role, ServiceContext } from "../context";
+import { type CachedKey, keyCacheOf } from "./cache";
 import { parseToken, secretMatches } from "./token";
 
 /** `lastUsedAt` is a hint, not an audit log: written at most this often per key. */
 const LAST_USED_RESOLUTION_MS = 10 * 60 * 1000;
 
-/** Resolves an `x-api-key` value to the caller, or refuses with `unauthorized`. */
+function lookupKey(ctx: ServiceContext, lookup: string): Promise<CachedKey[]> {
+  const { apiKeys: k, workspaces: ws } = ctx.db.t;
+  return ctx.db.prepared("keys.byLookup", (r) =>
+    r
+      .select({
+        id: k.id,
+        secretHash: k.secretHash,
+        role: k.role,
+        revokedAt: k.revokedAt,
+        lastUsedAt: k.lastUsedAt,
+        workspaceId: ws.id,
+        features: ws.features,
+        defaultVersion: ws.defaultVersion,
+      })
+      .from(k)
+      .innerJoin(ws, eq(ws.id, k.workspaceId))
+      .where(eq(k.lookup, sql.placeholder("lookup"))),
+  )({ lookup });
+}
+
+/**
+ * Resolves an `x-api-key` value to the caller, or refuses with `unauthorized`.
+ * The row comes from the key cache when it holds it (src/services/keys/cache.ts:
+ * a revoked key is refused by every instance within a second); the secret is
+ * checked against the stored digest on every call either way.
+ */
 export async function authenticate(ctx: ServiceContext, opts: { apiKey: string | null | undefined }): Promise<Actor> {
   if (!opts.apiKey) throw new AppError("unauthorized", "x-api-key: header is required");
   const parsed = parseToken(opts.apiKey.trim());
   if (!parsed) throw new AppError("unauthorized", "x-api-key: not a valid API key");
-  const { apiKeys: k, workspaces: ws } = ctx.db.t;
-  const [row] = await ctx.db.read
-    .select({
-      id: k.id,
-      secretHash: k.secretHash,
-      role: k.role,
-      revokedAt: k.revokedAt,
-      lastUsedAt: k.lastUsedAt,
-      workspaceId: ws.id,
-      features: ws.features,
-      defaultVersion: ws.defaultVersion,
-    })
-    .from(k)
-    .innerJoin(ws, eq(ws.id, k.workspaceId))
-    .where(eq(k.lookup, parsed.lookup));
+  const cache = keyCacheOf(ctx.db);
+  let row = cache.get(parsed.lookup);
+  if (!row) {
+    const ticket = cache.ticket();
+    [row] = await lookupKey(ctx, parsed.lookup);
+    if (row) cache.store(parsed.lookup, row, ticket);
+  }
   if (!row || !secretMatches(parsed.secret, row.secretHash)) {
     throw new AppError("unauthorized", "x-api-key: not a valid API key");
   }
@@ -34,9 +52,13 @@ export async function authenticate(ctx: ServiceContext, opts: { apiKey: string |
 
   const now = ctx.clock.now();
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    // The cached row takes the new value too, so that requests served from it do not write again.
+    row.lastUsedAt = now;
+    const k = ctx.db.t.apiKeys;
+    const id = row.id;
     ctx.db
-      .tx((w) => w.update(k).set({ lastUsedAt: now }).where(eq(k.id, row.id)))
-      .catch((e) => ctx.log.warn({ err: e, keyId: row.id }, "could not record key use"));
+      .tx((w) => w.update(k).set({ lastUsedAt: now }).where(eq(k.id, id)), { quiet: true })
+      .catch((e) => ctx.log.warn({ err: e, keyId: id }, "could not record key use"));
   }
   return {
     workspaceId: row.workspaceId,
