@@ -279,6 +279,24 @@ describe("who gets what", () => {
     expect((await deliveries(`webhookId=${unlinked.id}`)).pagination.total).toBe(0);
   });
 
+  test("one event to several webhooks: a failing one retries on its own; the others are not sent again", async () => {
+    const ok = await receiver();
+    const flaky = await receiver();
+    flaky.answer = (_, n) => (n === 1 ? { status: 503 } : { status: 200 });
+    const { pipeline, hooks } = await pipelineWith([{ url: ok.url }, { url: flaky.url }]);
+    const run = await completedRun(pipeline.id);
+    const rows = await waitDeliveries(`pipelineRunId=${run.id}`, (rows) => rows.filter((d) => d.success).length === 2);
+    const of = (id: string) => rows.filter((d) => d.webhookId === id).map((d) => [d.attempt, d.success]);
+    expect(of(hooks[0]!.id)).toEqual([[1, true]]);
+    expect(of(hooks[1]!.id)).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+    await Bun.sleep(SCHEDULE[1]! * 2);
+    expect(ok.received).toHaveLength(1);
+    expect(flaky.received).toHaveLength(2);
+  });
+
   test("a run.event job that runs again (another consumer failed) starts no second delivery chain", async () => {
     const r = await receiver();
     const { pipeline } = await pipelineWith([{ url: r.url }]);

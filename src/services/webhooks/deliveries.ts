@@ -1,4 +1,4 @@
-import { and, desc, eq, max } from "drizzle-orm";
+import { and, eq, max } from "drizzle-orm";
 import type { Reader, Writer } from "../../../db/client";
 import type { webhookDeliveries, webhookEvents } from "../../../db/pg/schema";
 import { notFound } from "../../domain/errors";
@@ -44,16 +44,6 @@ export async function loadEvent(ctx: ServiceContext, id: string, r: Reader = ctx
   const e = ctx.db.t.webhookEvents;
   const [row] = await r.select().from(e).where(eq(e.id, id));
   return row ?? null;
-}
-
-/** Attempts of one event to one webhook, newest first. */
-export function attemptsOf(ctx: ServiceContext, r: Reader, opts: { webhookId: string; eventId: string }) {
-  const d = ctx.db.t.webhookDeliveries;
-  return r
-    .select()
-    .from(d)
-    .where(and(eq(d.webhookId, opts.webhookId), eq(d.eventId, opts.eventId)))
-    .orderBy(desc(d.attempt));
 }
 
 export interface AttemptOutcome {

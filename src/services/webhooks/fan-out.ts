@@ -52,7 +52,8 @@ export async function recipientsOf(ctx: ServiceContext, event: RunEventPayload):
 
 /**
  * The `webhooks` run-event consumer: stores the event's body once and
- * enqueues one delivery chain per recipient, all in one transaction. The
+ * enqueues the job of its first attempts (every recipient; each failure
+ * then continues as its own chain of retries), in one transaction. The
  * stored event doubles as the mark that the fan-out happened, so a retried
  * `run.event` job (another consumer failed) starts no second chain.
  */
@@ -79,7 +80,7 @@ export async function fanOutRunEvent(ctx: ServiceContext, event: RunEventPayload
   await ctx.db.tx(async (w) => {
     const inserted = await w.insert(e).values(row).onConflictDoNothing().returning({ id: e.id });
     if (inserted.length === 0) return;
-    for (const hook of recipients) await ctx.queue.enqueue(w, deliveryJob({ eventId: event.eventId, webhookId: hook.id, step: 1 }));
+    await ctx.queue.enqueue(w, deliveryJob({ eventId: event.eventId, webhookIds: recipients.map((h) => h.id), step: 1 }));
   });
 }
 
