@@ -9,13 +9,17 @@
  * from this process (node:http keep-alive, the service's job concurrency in
  * flight), i.e. the HTTP + signing ceiling of this machine without the
  * queue and the delivery log. Embedded default (SQLite), service as its own
- * process. Writes bench/results/webhooks.md.
+ * process; with BENCH_DATABASE_URL (a Postgres server URL) the service runs on
+ * a fresh database there instead. Writes bench/results/webhooks.md
+ * (webhooks-postgres.md on Postgres).
  *   bun bench/webhooks.ts [events=10000] [receivers=5]
  */
 import http from "node:http";
 import { availableParallelism } from "node:os";
+import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import postgres from "postgres";
 import { Webhook } from "standardwebhooks";
 import { fmt, machine, ROOT, startService, table, VERSION } from "./lib";
 
@@ -54,7 +58,25 @@ async function pool<T>(items: T[], n: number, fn: (t: T) => Promise<void>): Prom
   }));
 }
 
-const svc = await startService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", JOB_CONCURRENCY: String(jobConcurrency) });
+/** On Postgres: a fresh database on BENCH_DATABASE_URL's server, dropped at the end. */
+const admin = process.env.BENCH_DATABASE_URL;
+let pgEnv: Record<string, string> = {};
+let dropDatabase = async () => {};
+if (admin) {
+  const name = `fps_bench_webhooks_${Date.now().toString(36)}`;
+  const sql = postgres(admin, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`create database ${name}`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  pgEnv = { DATABASE_URL: url.toString(), ENCRYPTION_KEY: randomBytes(32).toString("base64") };
+  dropDatabase = async () => {
+    await sql.unsafe(`drop database if exists ${name} with (force)`);
+    await sql.end();
+  };
+}
+const database = admin ? "Postgres (a fresh database on the local server)" : "the embedded default (SQLite, `synchronous = FULL`)";
+
+const svc = await startService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", JOB_CONCURRENCY: String(jobConcurrency), ...pgEnv });
 const receipts: Receipt[][] = Array.from({ length: RECEIVERS }, () => []);
 const servers = receipts.map((r) => receiver(r));
 const headers = { "x-api-key": svc.env.API_KEY!, "service-version": VERSION };
@@ -115,8 +137,13 @@ try {
   const wallS = (last - t0) / 1000;
   const latency = all.map((r) => r.at - r.eventAt).sort((a, b) => a - b);
   const duplicates = receipts.reduce((n, r) => n + (r.length - new Set(r.map((x) => x.id)).size), 0);
+  // The last rows are committed just after their receipt.
+  let logged = 0;
+  for (let i = 0; i < 100 && logged < all.length; i++) {
+    logged = (await svc.api("GET", "/webhooks/deliveries?limit=1")).pagination.total;
+    if (logged < all.length) await Bun.sleep(100);
+  }
   const failed = (await svc.api("GET", "/webhooks/deliveries?success=false&limit=1")).pagination.total;
-  const logged = (await svc.api("GET", "/webhooks/deliveries?limit=1")).pagination.total;
   console.log(`service: ${all.length}/${total} in ${wallS.toFixed(1)} s`);
 
   // Baseline: the same number of signed POSTs straight from this process.
@@ -155,12 +182,13 @@ try {
   const md = `# Webhooks: run events fanned out to local receivers
 
 \`bun bench/webhooks.ts ${EVENTS} ${RECEIVERS}\` on ${machine()}.
-Embedded default (SQLite, \`synchronous = FULL\`), the service as its own
-process with \`JOB_CONCURRENCY=${jobConcurrency}\` (the default on this machine), ${RECEIVERS} Bun.serve receivers in the benchmark's process
+Database: ${database}; the service as its own process with
+\`JOB_CONCURRENCY=${jobConcurrency}\` (the default on this machine), ${RECEIVERS} Bun.serve receivers in the benchmark's process
 answering 204. ${fmt(EVENTS)} runs were made first (not measured); then each was
 acknowledged over REST (${CLIENTS} clients at once), which enqueues one \`run.event\` job in the acknowledging
-transaction; the ${RECEIVERS} webhooks linked to the pipeline each get every event:
-${fmt(total)} deliveries, each one a job, a signed POST and a row in the delivery log.
+transaction; the ${RECEIVERS} webhooks linked to the pipeline each get every event: ${fmt(total)} deliveries. Per event:
+the \`run.event\` job stores the body and enqueues one \`webhook.deliver\` job, which sends the ${RECEIVERS} signed POSTs side by
+side and records ${RECEIVERS} rows in the delivery log in one transaction.
 
 | | deliveries | wall time | deliveries/s | enqueue to receipt p50 | p99 | max |
 |---|---|---|---|---|---|---|
@@ -174,9 +202,10 @@ ${fmt(total)} deliveries, each one a job, a signed POST and a row in the deliver
 - Duplicate receipts: ${duplicates}. Failed attempts in the log: ${failed}. Attempts in the log: ${fmt(logged)}.
 - Setup: ${fmt(EVENTS)} uploads processed in ${setupS.toFixed(1)} s.
 `;
-  writeFileSync(join(ROOT, "bench", "results", "webhooks.md"), md);
+  writeFileSync(join(ROOT, "bench", "results", admin ? "webhooks-postgres.md" : "webhooks.md"), md);
   console.log(md);
 } finally {
   for (const s of servers) s.stop(true);
   await svc.stop();
+  await dropDatabase();
 }
