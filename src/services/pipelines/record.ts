@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { type Reader, type Writer, uniqueViolation } from "../../../db/client";
 import type { pipelines } from "../../../db/pg/schema";
 import { AppError, notFound } from "../../domain/errors";
@@ -18,24 +18,50 @@ export interface PipelineRecord {
 
 export async function loadPipelineRow(ctx: ServiceContext, opts: { workspaceId: string; id: string }, r: Reader = ctx.db.read) {
   const p = ctx.db.t.pipelines;
-  const [row] = await r.select().from(p).where(and(eq(p.id, opts.id), eq(p.workspaceId, opts.workspaceId)));
+  // Outside a transaction, the statement prepared once (a hot read: GET /pipelines/{id}, uploads).
+  const [row] =
+    r === ctx.db.read
+      ? await ctx.db.prepared("pipelines.byId", (q) =>
+          q
+            .select()
+            .from(p)
+            .where(and(eq(p.id, sql.placeholder("id")), eq(p.workspaceId, sql.placeholder("workspaceId")))),
+        )({ id: opts.id, workspaceId: opts.workspaceId })
+      : await r.select().from(p).where(and(eq(p.id, opts.id), eq(p.workspaceId, opts.workspaceId)));
   if (!row) throw notFound("pipeline", opts.id);
   return row;
+}
+
+function webhooksOf(ctx: ServiceContext, pipelineId: string) {
+  const { pipelineWebhooks: pw, webhooks: wh } = ctx.db.t;
+  return ctx.db.prepared("pipelines.webhooksOf", (q) =>
+    q
+      .select({ pipelineId: pw.pipelineId, id: wh.id, name: wh.name, url: wh.url })
+      .from(pw)
+      .innerJoin(wh, eq(wh.id, pw.webhookId))
+      .where(eq(pw.pipelineId, sql.placeholder("pipelineId")))
+      .orderBy(asc(wh.name), asc(wh.id)),
+  )({ pipelineId });
 }
 
 /** Attaches linked webhooks to pipeline rows with one query. */
 export async function withWebhooks(ctx: ServiceContext, rows: PipelineRow[], r: Reader = ctx.db.read): Promise<PipelineRecord[]> {
   if (rows.length === 0) return [];
   const { pipelineWebhooks: pw, webhooks: wh } = ctx.db.t;
-  const links = await r
-    .select({ pipelineId: pw.pipelineId, id: wh.id, name: wh.name, url: wh.url })
-    .from(pw)
-    .innerJoin(wh, eq(wh.id, pw.webhookId))
-    .where(inArray(
-      pw.pipelineId,
-      rows.map((x) => x.id),
-    ))
-    .orderBy(asc(wh.name), asc(wh.id));
+  const links =
+    rows.length === 1 && r === ctx.db.read
+      ? await webhooksOf(ctx, rows[0]!.id)
+      : await r
+          .select({ pipelineId: pw.pipelineId, id: wh.id, name: wh.name, url: wh.url })
+          .from(pw)
+          .innerJoin(wh, eq(wh.id, pw.webhookId))
+          .where(
+            inArray(
+              pw.pipelineId,
+              rows.map((x) => x.id),
+            ),
+          )
+          .orderBy(asc(wh.name), asc(wh.id));
   const byPipeline = new Map<string, WebhookRef[]>();
   for (const l of links) {
     const list = byPipeline.get(l.pipelineId) ?? [];
