@@ -90,6 +90,7 @@ export async function deliverWebhook(ctx: ServiceContext, p: DeliveryPayload, si
 async function recordAutomatic(ctx: ServiceContext, event: WebhookEventRow, step: number, attempts: { hook: WebhookRow; result: AttemptResult }[]) {
   const wh = ctx.db.t.webhooks;
   const gone: WebhookRow[] = [];
+  const spent: { hook: WebhookRow; result: AttemptResult }[] = [];
   await ctx.db.tx(async (w) => {
     for (const { hook, result } of attempts) {
       const unsubscribe = result.gone && hook.kind === "PIPELINE_RUN_EVENT";
@@ -98,6 +99,7 @@ async function recordAutomatic(ctx: ServiceContext, event: WebhookEventRow, step
       await recordAttempt(ctx, w, { event, webhookId: hook.id, url: hook.url, trigger: "automatic", outcome: result, nextAttemptAt });
       // The queue's clock is the wall clock (docs/decisions/jobs.md), so the job's runAt is counted from it.
       if (delay !== null) await ctx.queue.enqueue(w, deliveryJob({ eventId: event.id, webhookIds: [hook.id], step: step + 1 }, new Date(Date.now() + delay)));
+      else if (!result.success && !unsubscribe) spent.push({ hook, result });
       if (unsubscribe) {
         await w.delete(wh).where(and(eq(wh.id, hook.id), eq(wh.kind, "PIPELINE_RUN_EVENT")));
         gone.push(hook);
@@ -105,4 +107,7 @@ async function recordAutomatic(ctx: ServiceContext, event: WebhookEventRow, step
     }
   });
   for (const hook of gone) ctx.log.info({ webhookId: hook.id, url: hook.url }, "automation-platform hook answered 410 Gone: unsubscribed");
+  for (const { hook, result } of spent) {
+    ctx.log.warn({ webhookId: hook.id, eventId: event.id, attempts: step, error: result.error }, "webhook delivery failed for good: no attempt follows");
+  }
 }
