@@ -49,7 +49,8 @@ function storedFiles(): string[] {
     }
   };
   walk(root);
-  return out.filter((p) => !p.startsWith(".fps/meta/")).sort();
+  // Metadata sidecars and the pins of downloads in flight are the store's bookkeeping, not objects.
+  return out.filter((p) => !p.startsWith(".fps/meta/") && !p.startsWith(".fps/pins/")).sort();
 }
 
 const q = (o: Record<string, string>) => new URLSearchParams(o).toString();
@@ -207,6 +208,38 @@ describe("altered and expired links are refused with 403, and nothing is written
       expect({ what, status: res.status }).toEqual({ what, status: 403 });
     }
     await h.ok(admin, "POST", "/documents/upload-abort", { connectionId: plain, path: t.path, uploadId: t.uploadId });
+  });
+
+  test("an upload cut short (the client goes away before content-length bytes) leaves no object and no temp file", async () => {
+    const t = await h.ok<Ticket>(admin, "POST", "/documents/upload-url", { connectionId: plain, path: "cut", filename: "short.bin", size: 100_000 });
+    const big = await h.ok<Ticket>(admin, "POST", "/documents/upload-url", { connectionId: plain, path: "cut", filename: "parts.bin", size: 9 * MiB });
+    for (const url of [new URL(t.url!), new URL(big.parts![0]!.url)]) {
+      const closed = Promise.withResolvers<void>();
+      const socket = await Bun.connect({
+        hostname: url.hostname,
+        port: Number(url.port),
+        socket: { data() {}, close: () => closed.resolve(), error: () => closed.resolve() },
+      });
+      const type = url.searchParams.get("type");
+      socket.write(
+        `PUT ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n${type ? `content-type: ${type}\r\n` : ""}content-length: 100000\r\n\r\n${"x".repeat(1000)}`,
+      );
+      await Bun.sleep(200);
+      socket.end();
+      await closed.promise;
+    }
+    await Bun.sleep(200);
+    expect(await exists(plain, "cut/short.bin")).toBe(false);
+    expect(storedFiles().filter((p) => p.startsWith(".fps/tmp/"))).toEqual([]);
+    // The multipart upload is still usable: the cut part was never recorded.
+    const complete = await h.api(admin, "POST", "/documents/upload-complete", {
+      connectionId: plain,
+      path: big.path,
+      uploadId: big.uploadId,
+      parts: [{ partNumber: 1, etag: "0".repeat(32) }],
+    });
+    expect(complete.status).toBe(400);
+    await h.ok(admin, "POST", "/documents/upload-abort", { connectionId: plain, path: big.path, uploadId: big.uploadId });
   });
 
   test("an expired link (FILE_LINK_TTL_SECONDS=1) is refused; nothing is written", async () => {

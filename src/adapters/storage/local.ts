@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { type FileHandle, copyFile, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
+import { type FileHandle, copyFile, link, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import { AppError } from "../../domain/errors";
 import { chunksOf } from "./body";
@@ -15,6 +15,10 @@ const WRITE_BATCH = 1024 * 1024;
 /** Under Linux's IOV_MAX (1024), for bodies that arrive in tiny chunks. */
 const MAX_IOVECS = 512;
 const LIST_MAX = 1000;
+/** How long a pinned version (see `pin`) keeps its private name. */
+const PIN_HOLD_MS = 10 * 60_000;
+/** Reused for hashing a written file and joining parts: 1 MiB reads, no allocation per chunk. */
+const HASH_BUFFER = 1024 * 1024;
 
 export interface LocalStoreOptions {
   /** Milliseconds since the epoch; links expire by it. Tests move it. */
@@ -44,7 +48,7 @@ type LocalConfig = Extract<StorageConfig, { kind: "local" }>;
 /**
  * Objects as plain files under `root/<key>`; the store's own files under
  * `root/.fps/` (tmp: uploads in progress; meta: etag and content type;
- * uploads: multipart parts). Every write goes to a temp file on the same
+ * uploads: multipart parts; pins: versions being served by GET links). Every write goes to a temp file on the same
  * file system, is fsynced and renamed into place, so a reader sees the old
  * object or the new one, never part of one.
  */
@@ -131,6 +135,76 @@ export class LocalObjectStore implements ObjectStore {
     return { tmp, md5: hash ? hash.digest("hex") : null };
   }
 
+  /**
+   * Streams a request's body to a new temp file in native code (`Bun.write`),
+   * so its bytes never pass through JavaScript: on the service's heap, the
+   * garbage of millions of body chunks is what made large uploads grow its
+   * memory (bench/results/documents.md). The file is then read back through
+   * one reused buffer for its md5, and fsynced. `length` is the request's
+   * content-length; a body that ends short (client gone) fails and leaves nothing.
+   */
+  private async writeTempFromRequest(request: Request, length: number): Promise<{ tmp: string; md5: string }> {
+    const tmp = this.tmpPath();
+    await mkdir(dirname(tmp), { recursive: true });
+    try {
+      let written: number;
+      try {
+        written = await Bun.write(tmp, request);
+      } catch (e) {
+        throw new AppError("invalid_input", `body: the upload ended before its ${length} bytes arrived (${(e as Error).message})`);
+      }
+      if (written !== length) throw new AppError("invalid_input", `body: ${written} bytes arrived, content-length announced ${length}`);
+      const fh = await open(tmp, "r+");
+      try {
+        const hash = createHash("md5");
+        const buf = new Uint8Array(HASH_BUFFER);
+        for (let pos = 0; ; ) {
+          const { bytesRead } = await fh.read(buf, 0, buf.byteLength, pos);
+          if (bytesRead === 0) break;
+          hash.update(buf.subarray(0, bytesRead));
+          pos += bytesRead;
+        }
+        await fh.sync();
+        return { tmp, md5: hash.digest("hex") };
+      } finally {
+        await fh.close();
+      }
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+  }
+
+  /** Joins files into a new temp file through one reused buffer (no per-chunk allocations), fsynced. */
+  private async concatTemp(paths: string[]): Promise<string> {
+    const tmp = this.tmpPath();
+    await mkdir(dirname(tmp), { recursive: true });
+    const out = await open(tmp, "wx");
+    try {
+      const buf = new Uint8Array(HASH_BUFFER);
+      for (const path of paths) {
+        const fh = await open(path, "r");
+        try {
+          for (let pos = 0; ; ) {
+            const { bytesRead } = await fh.read(buf, 0, buf.byteLength, pos);
+            if (bytesRead === 0) break;
+            await writeAll(out, buf.subarray(0, bytesRead));
+            pos += bytesRead;
+          }
+        } finally {
+          await fh.close();
+        }
+      }
+      await out.sync();
+      await out.close();
+    } catch (e) {
+      await out.close().catch(() => {});
+      await rm(tmp, { force: true });
+      throw e;
+    }
+    return tmp;
+  }
+
   /** Renames a finished temp file to the key and records its metadata. */
   private async commit(tmp: string, key: string, info: { etag: string; contentType?: string }): Promise<ObjectInfo> {
     const target = this.objectPath(key);
@@ -159,6 +233,45 @@ export class LocalObjectStore implements ObjectStore {
     this.objectPath(key);
     const { tmp, md5 } = await this.writeTemp(body, { md5: true });
     return this.commit(tmp, key, { etag: md5!, contentType: opts.contentType });
+  }
+
+  /** `put` of a request's body of known length, written in native code (see writeTempFromRequest); used by the PUT link route. */
+  async putRequest(key: string, request: Request, opts: { length: number; contentType?: string }): Promise<ObjectInfo> {
+    this.objectPath(key);
+    const { tmp, md5 } = await this.writeTempFromRequest(request, opts.length);
+    return this.commit(tmp, key, { etag: md5, contentType: opts.contentType });
+  }
+
+  /**
+   * Pins an object's current version for serving it natively by path (the GET
+   * link route): a hard link under `.fps/pins` to the same inode, so a new
+   * version landing on the key meanwhile cannot change what is sent, and the
+   * metadata returned is that of the pinned bytes. The pin is unlinked after
+   * `holdMs` (the server opened it long before; an open file outlives its
+   * names) or by `sweep` after a crash. null: no object at the key, or a file
+   * system without hard links (the caller then streams with `get`).
+   */
+  async pin(key: string, holdMs = PIN_HOLD_MS): Promise<{ path: string; info: ObjectInfo } | null> {
+    const path = this.objectPath(key);
+    const pinned = join(this.sys, "pins", randomUUID());
+    await mkdir(dirname(pinned), { recursive: true });
+    try {
+      await link(path, pinned);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (isMissing(e) || code === "EISDIR" || code === "EPERM" || code === "EXDEV" || code === "ENOTSUP" || code === "EMLINK") return null;
+      throw e;
+    }
+    try {
+      const st = await stat(pinned);
+      if (!st.isFile()) throw new AppError("not_found", `object '${key}' not found`);
+      const meta = await this.readMeta(key, pinned, st);
+      setTimeout(() => void rm(pinned, { force: true }), holdMs).unref();
+      return { path: pinned, info: { key, size: st.size, etag: meta.etag, contentType: meta.contentType, updatedAt: st.mtime } };
+    } catch (e) {
+      await rm(pinned, { force: true });
+      throw e;
+    }
   }
 
   // ---- reading -------------------------------------------------------------
@@ -434,6 +547,18 @@ export class LocalObjectStore implements ObjectStore {
     assertPartNumber(partNumber);
     const { dir } = await this.uploadRecord(upload);
     const { tmp, md5 } = await this.writeTemp(body, { md5: true });
+    return this.placePart(upload, dir, partNumber, tmp, md5!);
+  }
+
+  /** `putPart` of a request's body of known length, written in native code (see writeTempFromRequest). */
+  async putPartRequest(upload: MultipartUpload, partNumber: number, request: Request, length: number): Promise<{ etag: string; size: number }> {
+    assertPartNumber(partNumber);
+    const { dir } = await this.uploadRecord(upload);
+    const { tmp, md5 } = await this.writeTempFromRequest(request, length);
+    return this.placePart(upload, dir, partNumber, tmp, md5);
+  }
+
+  private async placePart(upload: MultipartUpload, dir: string, partNumber: number, tmp: string, md5: string): Promise<{ etag: string; size: number }> {
     const name = `${partNumber}-${md5}`;
     try {
       await rename(tmp, join(dir, name));
@@ -446,7 +571,7 @@ export class LocalObjectStore implements ObjectStore {
       if (other.startsWith(`${partNumber}-`) && other !== name) await rm(join(dir, other), { force: true });
     }
     const { size } = await stat(join(dir, name));
-    return { etag: md5!, size };
+    return { etag: md5, size };
   }
 
   async completeMultipart(upload: MultipartUpload, parts: CompletedPart[]): Promise<ObjectInfo> {
@@ -466,7 +591,7 @@ export class LocalObjectStore implements ObjectStore {
     for (const [i, f] of files.slice(0, -1).entries()) {
       if (f.size < MIN_PART_BYTES) throw new AppError("invalid_input", `parts[${i}]: every part but the last must be at least ${MIN_PART_BYTES} bytes`);
     }
-    const { tmp } = await this.writeTemp(concatFiles(files.map((f) => f.path)), { md5: false });
+    const tmp = await this.concatTemp(files.map((f) => f.path));
     // The ETag S3 gives a multipart object: md5 of the parts' binary md5s, then the part count.
     const etag = `${createHash("md5")
       .update(Buffer.concat(files.map((f) => Buffer.from(f.md5, "hex"))))
@@ -480,11 +605,11 @@ export class LocalObjectStore implements ObjectStore {
     await rm(this.uploadDir(upload.uploadId), { recursive: true, force: true });
   }
 
-  /** Temp files and multipart uploads older than `olderThanMs` (left by crashes or abandoned clients). */
+  /** Temp files, multipart uploads and pins older than `olderThanMs` (left by crashes or abandoned clients). */
   async sweep(olderThanMs: number): Promise<number> {
     let removed = 0;
     const cutoff = this.now() - olderThanMs;
-    for (const area of ["tmp", "uploads"]) {
+    for (const area of ["tmp", "uploads", "pins"]) {
       const dir = join(this.sys, area);
       const names = await readdir(dir).catch(() => [] as string[]);
       for (const name of names) {
@@ -596,18 +721,6 @@ async function* fileChunks(fh: FileHandle, start: number, end: number): AsyncGen
     if (bytesRead === 0) return;
     pos += bytesRead;
     yield bytesRead === n ? buf : buf.subarray(0, bytesRead);
-  }
-}
-
-async function* concatFiles(paths: string[]): AsyncGenerator<Uint8Array> {
-  for (const path of paths) {
-    const fh = await open(path, "r");
-    try {
-      const { size } = await fh.stat();
-      yield* fileChunks(fh, 0, size - 1);
-    } finally {
-      await fh.close();
-    }
   }
 }
 

@@ -37,7 +37,10 @@ function target(request: Request): { key: string; query: URLSearchParams } {
 async function download(store: LocalObjectStore, request: Request): Promise<Response> {
   const { key, query } = target(request);
   const claims = store.verifyLink(request.method, key, query);
-  const info = await store.stat(key);
+  // Served natively from a pinned version (sendfile, no JavaScript chunks: streaming a large object through
+  // JavaScript grew the service's memory by its chunk garbage); streamed with `get` where pinning is not possible.
+  const pinned = await store.pin(key);
+  const info = pinned?.info ?? (await store.stat(key));
   if (!info) throw new AppError("not_found", `object '${key}' not found`);
   const headers = new Headers({
     "content-type": claims.contentType ?? info.contentType,
@@ -56,7 +59,8 @@ async function download(store: LocalObjectStore, request: Request): Promise<Resp
       headers,
     });
   }
-  const body = await store.get(key, range ? { range } : {});
+  const file = pinned ? Bun.file(pinned.path) : null;
+  const body = file ? (range ? file.slice(range.start, range.end + 1) : file) : await store.get(key, range ? { range } : {});
   if (!body) throw new AppError("not_found", `object '${key}' not found`);
   if (range) {
     headers.set("content-range", `bytes ${range.start}-${range.end}/${info.size}`);
@@ -74,13 +78,23 @@ async function upload(store: LocalObjectStore, request: Request, maxBytes: numbe
   // A content type bound into the link is part of what was signed, as with S3's signed headers.
   if (claims.contentType && normaliseType(sentType) !== normaliseType(claims.contentType))
     throw new AppError("forbidden", `link refused: it requires content-type '${claims.contentType}'`);
-  const declared = Number(request.headers.get("content-length") ?? "0");
+  const header = request.headers.get("content-length");
+  const declared = Number(header ?? "0");
   if (declared > maxBytes) throw new AppError("payload_too_large", `body: larger than ${maxBytes} bytes`);
-  const body = limited(request.body ?? emptyBody(), maxBytes, () => new AppError("payload_too_large", `body: larger than ${maxBytes} bytes`));
-  const etag =
-    claims.uploadId !== undefined && claims.partNumber !== undefined
-      ? (await store.putPart({ uploadId: claims.uploadId, key }, claims.partNumber, body)).etag
-      : (await store.put(key, body, { contentType: sentType ?? claims.contentType })).etag;
+  const part = claims.uploadId !== undefined && claims.partNumber !== undefined ? { upload: { uploadId: claims.uploadId, key }, partNumber: claims.partNumber } : null;
+  const contentType = sentType ?? claims.contentType;
+  let etag: string;
+  if (header !== null && /^\d+$/.test(header.trim()) && request.body) {
+    // A body of announced length (HTTP framing holds it to that length) is written in native code: its bytes
+    // never become JavaScript chunks, which on a busy heap grew the service's memory with every large upload.
+    etag = part
+      ? (await store.putPartRequest(part.upload, part.partNumber, request, declared)).etag
+      : (await store.putRequest(key, request, { length: declared, contentType })).etag;
+  } else {
+    // Chunked or unknown length: counted while reading.
+    const body = limited(request.body ?? emptyBody(), maxBytes, () => new AppError("payload_too_large", `body: larger than ${maxBytes} bytes`));
+    etag = part ? (await store.putPart(part.upload, part.partNumber, body)).etag : (await store.put(key, body, { contentType })).etag;
+  }
   return new Response(null, { status: 200, headers: { etag: `"${etag}"` } });
 }
 
