@@ -2,6 +2,7 @@ import { type Attributes, type FileEntry, type SFTPWrapper, utils } from "ssh2";
 import { AppError } from "../domain/errors";
 import type { Logger } from "../logger";
 import { clientPath, type ObjectReader, resolveClientPath, type SpaceEntry, type SpaceFiles, type SpaceWriter } from "../services/space-files";
+import { transferred } from "./memory";
 import { sftpStatus } from "./status";
 
 const { OPEN_MODE, STATUS_CODE } = utils.sftp;
@@ -11,6 +12,7 @@ const S_IFREG = 0o100000;
 /** Largest READ answered in one DATA packet (OpenSSH accepts 256 KiB packets). */
 const MAX_READ = 255 * 1024;
 const MAX_HANDLES = 256;
+
 
 type Handle =
   | { kind: "read"; path: string; reader: ObjectReader; chain: Promise<void> }
@@ -157,7 +159,10 @@ export class SftpSession {
       this.run(id, async () => {
         const data = await h.reader.read(offset, Math.min(length, MAX_READ));
         if (!data) this.sftp.status(id, STATUS_CODE.EOF);
-        else this.sftp.data(id, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+        else {
+          transferred(data.byteLength);
+          this.sftp.data(id, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+        }
       }),
     );
   }
@@ -165,6 +170,7 @@ export class SftpSession {
   private write(id: number, handle: Buffer, offset: number, data: Buffer): void {
     const h = this.handles.get(handle.toString("hex"));
     if (!h || h.kind !== "write") return this.fail(id, new AppError("invalid_input", h ? "the handle is not open for writing" : "no such handle"));
+    transferred(data.byteLength);
     // Called at once, in arrival order: the answer waits only while storage is behind.
     h.writer.write(offset, data).then(
       () => this.ok(id),

@@ -141,8 +141,8 @@ export class SpaceUpload {
       return Promise.reject(this.fail(new AppError("rate_limited", "too many writes waiting for storage: wait for answers before sending more")));
     }
     this.expected += data.byteLength;
-    // The transport's buffer may be reused once the request is handled: the queue keeps its own copy.
-    return this.queue.push(new Uint8Array(data));
+    // No copy: ssh2 hands each request a view on a buffer of its own (freshly decrypted), never reused.
+    return this.queue.push(data);
   }
 
   private fail(e: Error): Error {
