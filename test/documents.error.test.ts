@@ -261,7 +261,7 @@ describe("altered and expired links are refused with 403, and nothing is written
     } finally {
       await short.close();
     }
-  });
+  }, 30_000);
 });
 
 describe("pipeline-backed folders: force and an admin key", () => {
