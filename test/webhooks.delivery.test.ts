@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { Webhook as Verifier } from "standardwebhooks";
 import { newId } from "../src/domain/ids";
@@ -7,6 +7,9 @@ import { Harness, type TestWorkspace } from "./helpers/harness";
 import { waitFor } from "./helpers/jobs";
 import { Receiver } from "./helpers/receiver";
 import { createPipeline, startUpload, waitForRun } from "./helpers/runs";
+
+// Harness start (a Postgres database, migrations, the job queue) can take seconds on a busy machine.
+setDefaultTimeout(30_000);
 
 /**
  * Delivery of run events to webhooks, against local receivers: signing as a

@@ -1,7 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { RUN_EVENT_TYPES } from "../src/services/run-events";
 import { expectError } from "./helpers/expect";
 import { Harness, type Reply, type TestWorkspace } from "./helpers/harness";
+
+// Harness start (a Postgres database, migrations, the job queue) can take seconds on a busy machine.
+setDefaultTimeout(30_000);
 
 let h: Harness;
 let ws: TestWorkspace;

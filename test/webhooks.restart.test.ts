@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { createService, type Service } from "../src/app";
 import { parseConfig } from "../src/config";
 import { createLogger } from "../src/logger";
@@ -6,6 +6,9 @@ import { Harness, type TestWorkspace } from "./helpers/harness";
 import { waitFor } from "./helpers/jobs";
 import { Receiver } from "./helpers/receiver";
 import { createPipeline, startUpload, waitForRun } from "./helpers/runs";
+
+// Harness start (a Postgres database, migrations, the job queue) can take seconds on a busy machine.
+setDefaultTimeout(30_000);
 
 /**
  * A restart while a delivery waits for its retry loses nothing: the next

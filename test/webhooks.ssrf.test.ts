@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { HostResolver } from "../src/adapters/webhooks/port";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { waitFor } from "./helpers/jobs";
 import { Receiver } from "./helpers/receiver";
 import { createPipeline, startUpload, waitForRun } from "./helpers/runs";
+
+// Harness start (a Postgres database, migrations, the job queue) can take seconds on a busy machine.
+setDefaultTimeout(30_000);
 
 /**
  * Targets on loopback, private, link-local, unique-local, unspecified,
