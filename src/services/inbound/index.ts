@@ -3,7 +3,7 @@ import { AppError } from "../../domain/errors";
 import { newId } from "../../domain/ids";
 import type { RunSource } from "../../domain/runs";
 import type { ServiceContext } from "../context";
-import { type RunBody, startRun } from "../runs/start-run";
+import { findByIdempotencyKey, type RunBody, startRun } from "../runs/start-run";
 
 /**
  * How hosted SFTP, the customer-SFTP poller and e-mail hand a received file
@@ -93,6 +93,15 @@ export async function startInboundRuns(ctx: ServiceContext, opts: StartInboundRu
   const runIds: string[] = [];
   const failures: string[] = [];
   for (const pipeline of pipelines) {
+    const idempotencyKey = opts.idempotencyKey ? `${opts.idempotencyKey}:${pipeline.id}` : undefined;
+    if (idempotencyKey) {
+      // Checked before the body is opened: a file sent again must not open (and leak) a read of it.
+      const existing = await findByIdempotencyKey(ctx, opts.workspaceId, idempotencyKey);
+      if (existing) {
+        runIds.push(existing.row.id);
+        continue;
+      }
+    }
     try {
       const run = await startRun(ctx, {
         workspaceId: opts.workspaceId,
@@ -102,7 +111,7 @@ export async function startInboundRuns(ctx: ServiceContext, opts: StartInboundRu
         source: SOURCE[opts.transport],
         mimetype: opts.mimetype,
         path: opts.path,
-        idempotencyKey: opts.idempotencyKey ? `${opts.idempotencyKey}:${pipeline.id}` : undefined,
+        idempotencyKey,
         metadata: opts.metadata,
       });
       runIds.push(run.row.id);

@@ -111,7 +111,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
   return { row, pipelineName: pipeline.name, connectionName: conn?.name ?? null };
 }
 
-async function findByIdempotencyKey(ctx: ServiceContext, workspaceId: string, key: string): Promise<RunRecord | null> {
+export async function findByIdempotencyKey(ctx: ServiceContext, workspaceId: string, key: string): Promise<RunRecord | null> {
   const run = ctx.db.t.pipelineRuns;
   const [hit] = await ctx.db.read
     .select({ id: run.id })
