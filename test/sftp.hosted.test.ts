@@ -193,6 +193,50 @@ describe("files", () => {
     expect(r.stdout.split("sftp> ").find((l) => l.startsWith("ls -la"))).toBe("ls -la /emptydir\n");
   });
 
+  test("writes out of order: a gap is held until it fills; rewriting streamed bytes fails the upload and stores nothing", async () => {
+    const { Client } = await import("ssh2");
+    const client = new Client();
+    await new Promise<void>((resolve, reject) => {
+      client.once("ready", () => resolve()).once("error", reject);
+      client.connect({ host: "127.0.0.1", port, username: "acme-partner", password: PASSWORD });
+    });
+    try {
+      const sftp = await new Promise<import("ssh2").SFTPWrapper>((resolve, reject) => client.sftp((err, s) => (err ? reject(err) : resolve(s))));
+      const open = (path: string, flags: string) => new Promise<Buffer>((resolve, reject) => sftp.open(path, flags, (err, hd) => (err ? reject(err) : resolve(hd))));
+      const write = (hd: Buffer, data: Buffer, at: number) => new Promise<void>((resolve, reject) => sftp.write(hd, data, 0, data.length, at, (err) => (err ? reject(err) : resolve())));
+      const close = (hd: Buffer) => new Promise<void>((resolve, reject) => sftp.close(hd, (err) => (err ? reject(err) : resolve())));
+      const [a, b, c] = [randomBytes(40_000), randomBytes(40_000), randomBytes(1234)];
+
+      const ordered = await open("/outbound/shuffled.bin", "w");
+      await write(ordered, c, 80_000);
+      await write(ordered, b, 40_000);
+      await write(ordered, a, 0);
+      await close(ordered);
+      const stored = await h.svc.storage.get(spaceKey(ws.workspaceId, partner.id, "outbound/shuffled.bin"));
+      expect(sha(new Uint8Array(await new Response(stored).arrayBuffer()))).toBe(sha(Buffer.concat([a, b, c])));
+
+      const bad = await open("/outbound/rewritten.bin", "w");
+      await write(bad, a, 0);
+      const rewrite = await write(bad, b, 10).catch((e) => e);
+      expect(rewrite.message).toContain("rewrites bytes already sent");
+      expect((await close(bad).catch((e) => e)).message).toContain("rewrites bytes already sent");
+      expect(await h.svc.storage.stat(spaceKey(ws.workspaceId, partner.id, "outbound/rewritten.bin"))).toBeNull();
+
+      const gap = await open("/outbound/gap.bin", "w");
+      await write(gap, b, 40_000);
+      expect((await close(gap).catch((e) => e)).message).toContain("gap at offset 0");
+      expect(await h.svc.storage.stat(spaceKey(ws.workspaceId, partner.id, "outbound/gap.bin"))).toBeNull();
+
+      // The append flag writes at the end whatever the offset says.
+      const appended = await open("/outbound/shuffled.bin", "a");
+      await write(appended, c, 0);
+      await close(appended);
+      expect((await h.svc.storage.stat(spaceKey(ws.workspaceId, partner.id, "outbound/shuffled.bin")))?.size).toBe(80_000 + 1234 * 2);
+    } finally {
+      client.end();
+    }
+  });
+
   test("outbound deliveries written into the space appear in the outbound folder", async () => {
     await h.svc.storage.put(spaceKey(ws.workspaceId, partner.id, "outbound/result-2026-11-22.csv"), "sku,qty\nA-1,3\n");
     const r = await sftpBatch(login(), ["ls -1 /outbound", "get /outbound/result-2026-11-22.csv"], { cwd: work });
