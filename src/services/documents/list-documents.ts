@@ -1,11 +1,9 @@
 import { AppError } from "../../domain/errors";
 import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
-import { INBOUND_FOLDER, OUTBOUND_FOLDER } from "../spaces";
+import { FIXED_FOLDERS } from "../space-files/paths";
 import { type DocumentEntry, type DocumentListing, ListDocumentsInput } from "./shapes";
 import { clientPath, FOLDER_MARKER, folderKey, isProtected, nameOf, openSpace, pathOf } from "./space";
-
-const FIXED_FOLDERS = [INBOUND_FOLDER, OUTBOUND_FOLDER];
 
 /** S3 and the local store both order keys by their UTF-8 bytes. */
 const compareKeys = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));

@@ -2,15 +2,16 @@ import { and, eq } from "drizzle-orm";
 import { AppError } from "../../domain/errors";
 import { loadConnection } from "../connections/record";
 import type { Actor, ServiceContext } from "../context";
+import { FOLDER_MARKER } from "../space-files/paths";
 import { INBOUND_FOLDER, isInside, normalizeSpacePath, OUTBOUND_FOLDER, spaceKey, spacePath, spacePrefix } from "../spaces";
 
 /**
- * Marks a folder that holds nothing else: object stores have no folders, so
- * a folder exists when any key lies under `<folder>/`; an empty one keeps a
- * zero-byte `<folder>/.fps-folder`. Listings hide it; no client path may
- * name it. (The hosted SFTP server shows the same space and should hide it too.)
+ * Object stores have no folders: a folder exists when any key lies under
+ * `<folder>/`, and an empty one keeps a zero-byte `<folder>/.fps-folder`
+ * (FOLDER_MARKER, the same marker the hosted SFTP server makes on MKDIR).
+ * Listings hide it; no client path may name it.
  */
-export const FOLDER_MARKER = ".fps-folder";
+export { FOLDER_MARKER };
 
 export function isFolderMarker(path: string): boolean {
   return path === FOLDER_MARKER || path.endsWith(`/${FOLDER_MARKER}`);
