@@ -60,7 +60,8 @@ export class HostedSftpServer {
     if (this.server) throw new Error("the SFTP server is already listening");
     this.key = loadHostKey({ dataDir: this.opts.dataDir, configured: this.opts.hostKey });
     const server = new Server(
-      { hostKeys: [this.key.pem], ident: "FilePipelineService", algorithms: { cipher: CIPHERS } },
+      // Keepalives drop a peer that vanished without closing (its unfinished upload is then aborted) after about a minute.
+      { hostKeys: [this.key.pem], ident: "FilePipelineService", algorithms: { cipher: CIPHERS }, keepaliveInterval: 15_000, keepaliveCountMax: 4 },
       (client, info) => this.onConnection(client, info.ip),
     );
     await new Promise<void>((resolve, reject) => {
