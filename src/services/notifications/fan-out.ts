@@ -65,14 +65,13 @@ async function runFacts(ctx: ServiceContext, event: RunEventPayload, eventType: 
  */
 export async function fanOutRunEvent(ctx: ServiceContext, event: RunEventPayload): Promise<number> {
   if (!event.connectionId || event.type === "pipeline_run.acknowledged") return 0;
-  // Cheap first question: does anyone want to hear about this connection's runs at all?
-  const maybe = notificationEventOf(event, "inbound");
-  if (!maybe) return 0;
-  const prefs = await enabledPreferences(ctx, { workspaceId: event.workspaceId, connectionId: event.connectionId, eventType: maybe });
+  // Cheap first question (the run's direction matters only for `completed`): does anyone want to hear about it?
+  const eventType = notificationEventOf(event, "inbound");
+  if (!eventType) return 0;
+  const prefs = await enabledPreferences(ctx, { workspaceId: event.workspaceId, connectionId: event.connectionId, eventType });
   if (prefs.length === 0) return 0;
-  const facts = await runFacts(ctx, event, maybe);
-  if (!facts) return 0;
-  if (notificationEventOf(event, facts.direction) !== maybe) return 0;
+  const facts = await runFacts(ctx, event, eventType);
+  if (!facts || notificationEventOf(event, facts.direction) !== eventType) return 0;
 
   const messages = new Map<NotifyChannel, ReturnType<typeof render>>();
   const now = ctx.clock.now();
@@ -87,7 +86,7 @@ export async function fanOutRunEvent(ctx: ServiceContext, event: RunEventPayload
         connectionId: event.connectionId,
         preferenceId: p.id,
         eventId: event.eventId,
-        eventType: maybe,
+        eventType,
         runId: event.runId,
         channel,
         recipient,
