@@ -494,6 +494,20 @@ describe("test-connection", () => {
     });
   }
 
+  test("a server that takes passwords only through keyboard-interactive (PAM) gets the password there", async () => {
+    const pam = await startSshd({ config: ["UsePAM yes", "PasswordAuthentication no", "KbdInteractiveAuthentication yes"] });
+    try {
+      const ok = await connection({ port: pam.port, auth: { sftpPassword: pam.password } });
+      const r = await testIt(ok.id);
+      expect(check(r, "login")).toMatchObject({ status: "passed" });
+      expect(pam.log()).toContain(`Accepted keyboard-interactive/pam for ${pam.user}`);
+      const wrong = await connection({ port: pam.port, auth: { sftpPassword: "not-it" } });
+      expect(check(await testIt(wrong.id), "login")!.message).toContain("the server refused the credentials");
+    } finally {
+      await pam.stop();
+    }
+  }, 30_000);
+
   test("wrong credentials: the login fails with the reason, the folders are not checked", async () => {
     for (const auth of [
       { sftpPassword: "wrong-password" },

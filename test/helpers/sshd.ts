@@ -93,6 +93,8 @@ export async function startSshd(opts: { config?: string[] } = {}): Promise<Sshd>
     writeFileSync(
       config,
       [
+        // sshd takes the first value of a keyword: the caller's lines come first.
+        ...(opts.config ?? []),
         "ListenAddress 127.0.0.1",
         `Port ${port}`,
         `HostKey ${join(dir, "host_key")}`,
@@ -110,7 +112,6 @@ export async function startSshd(opts: { config?: string[] } = {}): Promise<Sshd>
         "LogLevel VERBOSE",
         "Subsystem sftp internal-sftp",
         "ForceCommand internal-sftp",
-        ...(opts.config ?? []),
         "",
       ].join("\n"),
     );

@@ -69,6 +69,7 @@ function login(l: SftpLogin): Promise<LoginResult> {
 
     client.on("connect", () => (connected = true));
     client.on("handshake", () => (handshaken = true));
+    client.on("keyboard-interactive", (_name, _instructions, _lang, prompts, answer) => answer(prompts.map(() => c.password ?? "")));
     client.on("error", (err: SshError) => {
       const at = err.level === "client-authentication" ? "auth" : err.level === "client-socket" || err.level === "client-dns" ? (connected ? stage() : "connect") : stage();
       finish({ ok: false, stage: at, reason: describeLoginError(err), durationMs: elapsed() });
@@ -98,7 +99,8 @@ function login(l: SftpLogin): Promise<LoginResult> {
           return true;
         },
         algorithms: { cipher: CIPHERS as never },
-        tryKeyboard: false,
+        // Servers that take passwords only through keyboard-interactive (PAM) get the password as the answer.
+        tryKeyboard: Boolean(c.password),
       });
     } catch (e) {
       // ssh2 parses the key before connecting: a wrong passphrase or a damaged key throws here.
