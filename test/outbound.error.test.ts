@@ -25,11 +25,11 @@ beforeAll(async () => {
   await createPipeline(h, ws, { connectionId: out.connection.id, name: "Depot in", direction: "inbound" });
   await outboundPipeline(h, ws, { connectionName: "Yard", name: "Yard out" });
   await outboundPipeline(h, ws, { connectionId: out.connection.id, name: "Depot off", isActive: false });
-});
+}, 60_000);
 
 afterAll(async () => {
-  await h.close();
-});
+  await h?.close();
+}, 60_000);
 
 const counts = async () => ({
   sessions: await h.svc.db.read.$count(h.svc.db.t.outboundUploads),

@@ -41,11 +41,11 @@ beforeAll(async () => {
   h = await Harness.start();
   ws = await h.workspace();
   fx = await outboundPipeline(h, ws, { connectionName: "Acme Hosted", name: "Items out" });
-});
+}, 60_000);
 
 afterAll(async () => {
-  await h.close();
-});
+  await h?.close();
+}, 60_000);
 
 describe("a hosted connection receives the processed file in its outbound folder, byte for byte", () => {
   test.each([

@@ -36,11 +36,11 @@ beforeAll(async () => {
   const defs = jobDefinitions(h.svc);
   expireJob = defs.definitions.find((d) => d.name === OUTBOUND_EXPIRE_JOB)!;
   runJobDef = defs.definitions.find((d) => d.name === RUN_JOB)!;
-});
+}, 60_000);
 
 afterAll(async () => {
-  await h.close();
-});
+  await h?.close();
+}, 60_000);
 
 describe("expiry", () => {
   test("the expiry job is registered with its cron schedule", () => {

@@ -19,11 +19,11 @@ beforeAll(async () => {
   s3 = await startS3();
   h = await Harness.start({ env: s3.env });
   ws = await h.workspace();
-});
+}, 60_000);
 afterAll(async () => {
-  await h.close();
-  await s3.stop();
-});
+  await h?.close();
+  await s3?.stop();
+}, 60_000);
 
 test("parts in the bucket, one run, the CSV delivered to the hosted outbound folder byte for byte", async () => {
   expect(h.svc.storage.kind).toBe("s3");
