@@ -235,6 +235,24 @@ export class LocalObjectStore implements ObjectStore {
     return this.commit(tmp, key, { etag: md5!, contentType: opts.contentType });
   }
 
+  /**
+   * `put` of a file the caller wrote in the store's temp folder (`.fps/tmp`,
+   * the same file system as the objects), with the etag it computed while
+   * writing: the engine's outputs, written and hashed on worker threads. The
+   * file is fsynced and renamed into place (it is gone from `path` after).
+   */
+  async putFile(key: string, path: string, opts: { etag: string; contentType?: string }): Promise<ObjectInfo> {
+    this.objectPath(key);
+    if (dirname(resolve(path)) !== join(this.sys, "tmp")) throw new Error(`putFile: ${path} is not in the store's temp folder`);
+    const fh = await open(path, "r+");
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    return this.commit(path, key, { etag: opts.etag, contentType: opts.contentType });
+  }
+
   /** `put` of a request's body of known length, written in native code (see writeTempFromRequest); used by the PUT link route. */
   async putRequest(key: string, request: Request, opts: { length: number; contentType?: string }): Promise<ObjectInfo> {
     this.objectPath(key);
