@@ -13,7 +13,7 @@
  * full one. Small transfers never trigger it.
  */
 const CHECK_EVERY_BYTES = 8 * 1024 * 1024;
-const GROWTH_LIMIT_BYTES = 80 * 1024 * 1024;
+const GROWTH_LIMIT_BYTES = 64 * 1024 * 1024;
 
 let sinceCheck = 0;
 let baseline = 0;

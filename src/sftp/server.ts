@@ -5,6 +5,7 @@ import type { ServiceContext } from "../services/context";
 import { authenticateHostedLogin, type HostedAccount, type LoginCredential, LoginGuard, type LoginPolicy } from "../services/sftp-accounts";
 import { SpaceFiles } from "../services/space-files";
 import { type HostKey, loadHostKey } from "./host-key";
+import "./packet-size";
 import { SftpSession } from "./session";
 
 export interface HostedSftpOptions {
