@@ -71,7 +71,7 @@ export async function deliverWebhook(ctx: ServiceContext, p: DeliveryPayload, si
   const hooks = await ctx.db.read.select().from(wh).where(inArray(wh.id, due));
   const live = hooks.filter((h) => h.isActive);
   const ended = due.filter((id) => !event || !live.some((h) => h.id === id));
-  if (ended.length > 0) {
+  if (ended.length > 0 && p.step > 1) {
     // Deleted or paused since (or the event is gone): their chains end here, and the log says no attempt is due.
     await ctx.db.tx((w) =>
       w
