@@ -3,7 +3,7 @@ import { createYoga, type Plugin } from "graphql-yoga";
 import { isAppError } from "../src/domain/errors";
 import { LATEST_VERSION } from "../src/domain/versions";
 import { isStorableString } from "../src/http/body";
-import { admitUnversioned, type HttpOptions } from "../src/http/call";
+import { admitUnversionedParsed, type HttpOptions } from "../src/http/call";
 import { HTTP_STATUS } from "../src/http/errors";
 import type { ServiceContext } from "../src/services/context";
 import type { GqlContext } from "./builder";
@@ -19,9 +19,28 @@ export function createYogaServer(svc: ServiceContext) {
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: maskError(svc.log) },
-    plugins: [refuseWhatBodiesRefuse],
+    // The handler below reads and limits the body itself (MAX_JSON_BODY_BYTES) before Yoga sees the request.
+    maxRequestBodySize: false,
+    plugins: [parsedBody, refuseWhatBodiesRefuse],
   });
 }
+
+/** Where the handler leaves the body it read and checked, in the server context Yoga passes to its hooks. */
+const BODY = Symbol("checked body");
+type WithBody = GqlContext & { [BODY]?: { value: unknown } };
+
+/**
+ * The body the handler read and checked is Yoga's parameters as they are:
+ * Yoga neither reads the request again (a limit stream, a second JSON.parse)
+ * nor needs a new request built around a re-serialised body. Yoga still
+ * checks the parameters' shape (query, variables, operationName, batching).
+ */
+const parsedBody: Plugin = {
+  onRequestParse({ serverContext, setRequestParser }) {
+    const body = (serverContext as unknown as WithBody | undefined)?.[BODY];
+    if (body) setRequestParser(() => body.value as never);
+  },
+};
 
 /**
  * Literals written into the document itself are checked as a JSON body's
@@ -70,9 +89,10 @@ export function createGraphqlHandler(svc: ServiceContext, opts: HttpOptions) {
   return async (request: Request): Promise<Response> => {
     let ctx: GqlContext;
     try {
-      const admitted = await admitUnversioned(svc, request, opts);
-      ctx = { svc, actor: admitted.actor };
-      request = admitted.request;
+      const admitted = await admitUnversionedParsed(svc, request, opts);
+      const withBody: WithBody = { svc, actor: admitted.actor };
+      if (admitted.body) withBody[BODY] = admitted.body;
+      ctx = withBody;
     } catch (e) {
       if (!isAppError(e)) throw e;
       return Response.json(

@@ -42,11 +42,12 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
   const started = new WeakMap<Request, number>();
   const app = new Elysia({ name: "file-pipeline-service" })
     .onRequest(({ request, set }) => {
-      started.set(request, performance.now());
+      if (svc.log.isLevelEnabled("info")) started.set(request, performance.now());
       set.headers["service-version"] = provisionalVersion(request, svc.clock.now());
     })
     // One access line a request: method, route, status and time; never bodies, keys or query values.
     .onAfterResponse({ as: "global" }, ({ request, route, set }) => {
+      if (!svc.log.isLevelEnabled("info")) return;
       const t0 = started.get(request);
       svc.log.info(
         { method: request.method, route, status: set.status, ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 10) / 10 },

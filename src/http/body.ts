@@ -18,6 +18,12 @@ async function readBytes(request: Request, maxBytes: number): Promise<Uint8Array
   const tooLarge = () => new AppError("payload_too_large", `body: larger than the ${maxBytes}-byte limit for JSON requests`);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
   if (!request.body) return null;
+  if (Number.isFinite(declared)) {
+    // The length is declared and within the limit; HTTP framing holds the body to it, so read it at once.
+    const bytes = await request.bytes();
+    if (bytes.byteLength > maxBytes) throw tooLarge();
+    return bytes;
+  }
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
@@ -80,19 +86,31 @@ export function isJsonContentType(contentType: string | null): boolean {
 const BODYLESS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
+ * For transports that read their own request: the body read and checked
+ * under the REST rules (content type, size limit, UTF-8, depth, malformed
+ * JSON), once the caller is authenticated. Null when the method carries no
+ * body or none was sent.
+ */
+export async function readCheckedBody(request: Request, maxBytes: number): Promise<{ text: string; value: unknown } | null> {
+  if (BODYLESS.has(request.method)) return null;
+  const contentType = request.headers.get("content-type");
+  if (!isJsonContentType(contentType)) {
+    throw new AppError("unsupported_media_type", `content-type: '${contentType}' is not accepted here; send application/json`);
+  }
+  if (!request.body) return null;
+  return checkJsonText(await readBytes(request, maxBytes));
+}
+
+/**
  * GraphQL and tRPC read their own bodies; this reads one first under the
  * REST rules (content type, size limit, UTF-8, depth, malformed JSON), once
  * the caller is authenticated, and hands on a request carrying the checked
  * text, so that a body REST refuses never reaches them.
  */
 export async function boundedJsonRequest(request: Request, maxBytes: number): Promise<Request> {
-  if (BODYLESS.has(request.method)) return request;
-  const contentType = request.headers.get("content-type");
-  if (!isJsonContentType(contentType)) {
-    throw new AppError("unsupported_media_type", `content-type: '${contentType}' is not accepted here; send application/json`);
-  }
-  if (!request.body) return request;
-  const { text } = checkJsonText(await readBytes(request, maxBytes));
+  const body = await readCheckedBody(request, maxBytes);
+  if (!body) return request;
+  const { text } = body;
   const headers = new Headers(request.headers);
   headers.delete("content-length");
   headers.set("content-type", "application/json");

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { AppError } from "../domain/errors";
-import { boundedJsonRequest, isJsonContentType, readJsonBody } from "./body";
+import { boundedJsonRequest, isJsonContentType, readCheckedBody, readJsonBody } from "./body";
 import {
   type ApiVersion,
   isApiVersion,
@@ -108,4 +108,20 @@ export async function admitUnversioned(
   const raw = request.headers.get("service-version");
   if (raw !== null) parseVersion(raw.trim());
   return { actor, request: await boundedJsonRequest(request, http.maxJsonBodyBytes) };
+}
+
+/**
+ * As `admitUnversioned`, for a transport that takes the parsed body instead
+ * of a request to read again (GraphQL): the checked JSON value, or null when
+ * no body was sent.
+ */
+export async function admitUnversionedParsed(
+  svc: ServiceContext,
+  request: Request,
+  http: HttpOptions,
+): Promise<{ actor: Actor; body: { value: unknown } | null }> {
+  const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
+  const raw = request.headers.get("service-version");
+  if (raw !== null) parseVersion(raw.trim());
+  return { actor, body: await readCheckedBody(request, http.maxJsonBodyBytes) };
 }

@@ -1,17 +1,19 @@
-import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { likeContains, type Page } from "../shared/shapes";
-import { type ConnectionRecord, selectConnections } from "./record";
+import type { ConnectionRecord, ServerRow } from "./record";
 import { ListConnectionsQuery } from "./shapes";
 
 /**
- * The page and the total as statements prepared once per filter combination
- * (a hot read: docs/decisions/hot-path.md), the filter values bound as
- * placeholders.
+ * The page, its customer servers and the total as statements prepared once
+ * per filter combination (a hot read: docs/decisions/hot-path.md), the
+ * filter values bound as placeholders. The servers come by an IN-subquery
+ * over the same page, not a join: on SQLite a join costs more per execution
+ * than the lookups it saves.
  */
 function listStatements(ctx: ServiceContext, filters: { type: boolean; name: boolean }) {
-  const c = ctx.db.t.connections;
+  const { connections: c, sftpServers: s } = ctx.db.t;
   const where = (): SQL => {
     const parts: SQL[] = [eq(c.workspaceId, sql.placeholder("workspaceId"))];
     if (filters.type) parts.push(eq(c.type, sql.placeholder("type")));
@@ -21,11 +23,30 @@ function listStatements(ctx: ServiceContext, filters: { type: boolean; name: boo
   const key = `${filters.type ? "t" : ""}${filters.name ? "n" : ""}`;
   return {
     page: ctx.db.prepared(`connections.page.${key}`, (r) =>
-      selectConnections(ctx, r)
+      r
+        .select()
+        .from(c)
         .where(where())
         .orderBy(desc(c.createdAt), desc(c.id))
         .limit(sql.placeholder("limit"))
         .offset(sql.placeholder("offset")),
+    ),
+    servers: ctx.db.prepared(`connections.pageServers.${key}`, (r) =>
+      r
+        .select()
+        .from(s)
+        .where(
+          inArray(
+            s.id,
+            r
+              .select({ id: c.sftpServerId })
+              .from(c)
+              .where(where())
+              .orderBy(desc(c.createdAt), desc(c.id))
+              .limit(sql.placeholder("limit"))
+              .offset(sql.placeholder("offset")),
+          ),
+        ),
     ),
     total: ctx.db.prepared(`connections.total.${key}`, (r) => r.select({ n: count() }).from(c).where(where())),
   };
@@ -45,6 +66,18 @@ export async function listConnections(
     limit: q.limit,
     offset: (q.page - 1) * q.limit,
   };
-  const [items, [total]] = await Promise.all([s.page(values), s.total(values)]);
+  const [rows, [total]] = await Promise.all([s.page(values), s.total(values)]);
+  // Hosted and e-mail connections have no server of their own: most pages need no second look.
+  const servers = new Map<string, ServerRow>();
+  if (rows.some((r) => r.sftpServerId !== null)) {
+    for (const server of await s.servers(values)) servers.set(server.id, server);
+    // A connection that changed server between the two reads: its server by id.
+    const missing = rows.flatMap((r) => (r.sftpServerId !== null && !servers.has(r.sftpServerId) ? [r.sftpServerId] : []));
+    if (missing.length > 0) {
+      const t = ctx.db.t.sftpServers;
+      for (const server of await ctx.db.read.select().from(t).where(inArray(t.id, missing))) servers.set(server.id, server);
+    }
+  }
+  const items = rows.map((row) => ({ row, server: row.sftpServerId === null ? null : (servers.get(row.sftpServerId) ?? null) }));
   return { items, total: Number(total?.n ?? 0), page: q.page, limit: q.limit };
 }

@@ -43,9 +43,12 @@ export async function authenticate(ctx: ServiceContext, opts: { apiKey: string |
   if (!row) {
     const ticket = cache.ticket();
     [row] = await lookupKey(ctx, parsed.lookup);
-    if (row) cache.store(parsed.lookup, row, ticket);
+    if (row) {
+      row.secretDigest = Buffer.from(row.secretHash, "hex");
+      cache.store(parsed.lookup, row, ticket);
+    }
   }
-  if (!row || !secretMatches(parsed.secret, row.secretHash)) {
+  if (!row || !secretMatches(parsed.secret, row.secretDigest ?? row.secretHash)) {
     throw new AppError("unauthorized", "x-api-key: not a valid API key");
   }
   if (row.revokedAt) throw new AppError("unauthorized", "x-api-key: this API key has been revoked");

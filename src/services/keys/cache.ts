@@ -14,11 +14,20 @@ export const KEYS_TOPIC = "keys";
 export const DEFAULT_KEY_CACHE_TTL_MS = 1000;
 /** Entries kept at most; the oldest goes first. */
 const MAX_ENTRIES = 10_000;
+/**
+ * SQLite: how often a lookup reads `PRAGMA data_version` to see another
+ * process's commit. Reading it costs as much as a query (a read transaction:
+ * file-lock system calls), so not on every request; 50 ms keeps the CLI's
+ * revocations well inside the one-second bound.
+ */
+export const EXTERNAL_CHECK_MS = 50;
 
 /** A key's row with its workspace's settings: everything authentication reads. */
 export interface CachedKey {
   id: string;
   secretHash: string;
+  /** `secretHash` decoded, once per cached row. */
+  secretDigest?: Uint8Array;
   role: string;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
@@ -40,7 +49,7 @@ interface Ticket {
  * `api_keys` or `workspaces` clears it at once (Database.onCommit), and tells
  * the other instances (EventBus.signal: NOTIFY on Postgres), which clear
  * theirs; on SQLite a commit by another process (the admin CLI) shows in
- * `PRAGMA data_version`, read on every lookup. An entry lives at most `ttlMs`
+ * `PRAGMA data_version`, read at most every EXTERNAL_CHECK_MS. An entry lives at most `ttlMs`
  * from the moment its read began, and a read that began before a clear is
  * not kept, so a clear during a lookup cannot let the old row back in.
  */
@@ -48,6 +57,7 @@ export class KeyCache {
   private readonly entries = new Map<string, { key: CachedKey; until: number }>();
   private generation = 0;
   private seenVersion: number | undefined;
+  private checkedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly ttlMs: number,
@@ -57,7 +67,9 @@ export class KeyCache {
 
   get(lookup: string): CachedKey | undefined {
     if (this.ttlMs <= 0) return undefined;
-    if (this.externalVersion) {
+    const now = this.now();
+    if (this.externalVersion && now - this.checkedAt >= EXTERNAL_CHECK_MS) {
+      this.checkedAt = now;
       const v = this.externalVersion();
       if (v !== this.seenVersion) {
         this.seenVersion = v;
@@ -67,7 +79,7 @@ export class KeyCache {
     }
     const e = this.entries.get(lookup);
     if (!e) return undefined;
-    if (this.now() >= e.until) {
+    if (now >= e.until) {
       this.entries.delete(lookup);
       return undefined;
     }

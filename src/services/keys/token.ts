@@ -41,8 +41,9 @@ export function parseToken(token: string): { lookup: string; secret: string } | 
   return m ? { lookup: m[1]!, secret: m[2]! } : null;
 }
 
-export function secretMatches(secret: string, storedHash: string): boolean {
-  const a = Buffer.from(digest(secret), "hex");
-  const b = Buffer.from(storedHash, "hex");
+/** `stored`: the row's hex digest, or its bytes (the key cache keeps them decoded). */
+export function secretMatches(secret: string, stored: string | Uint8Array): boolean {
+  const a = createHash("sha256").update(secret).digest();
+  const b = typeof stored === "string" ? Buffer.from(stored, "hex") : stored;
   return a.length === b.length && timingSafeEqual(a, b);
 }
