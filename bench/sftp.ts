@@ -58,6 +58,8 @@ async function sha256(path: string): Promise<string> {
   return hash.digest("hex");
 }
 
+const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+const loadAtStart = loadavg();
 const dir = tempDir("fps-bench-sftp-");
 const file = join(dir, "upload.bin");
 const bytes = sizeMiB * MIB;
@@ -99,7 +101,7 @@ mkdirSync(opensshTarget);
 
 // ---- the service: its own process, embedded default --------------------------
 const sftpPort = await freePort();
-const svc = await startService({ SFTP_PORT: String(sftpPort) });
+const svc = await startService({ SFTP_PORT: String(sftpPort), SMTP_PORT: "0" });
 const conn = await svc.api("POST", "/connections", { name: "Bench partner", type: "SFTP", useHostedSFTP: true, sftpUsername: "bench-partner", awsPublicKey: publicKey });
 const startRss = peakRssMiB(svc.pid);
 
@@ -189,6 +191,8 @@ const rows = results.map((r) => {
 const md = `# Hosted SFTP benchmark (issue 8)
 
 Machine: ${machine()}. Measured ${new Date().toISOString().slice(0, 10)} by \`bun bench/sftp.ts ${sizeMiB} ${rounds}\`, every number in one run.
+Load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${loadavg()} (other work on the machine slows
+both servers alike; the rounds alternate between them).
 
 Transfer: one ${fmt(sizeMiB)} MiB file of random bytes, OpenSSH \`sftp\` client (${Bun.spawnSync(["ssh", "-V"]).stderr.toString().trim()}, default request size and
 queue), public-key login, loopback. Baseline: OpenSSH's own \`internal-sftp\` in a throwaway \`sshd\` (same
