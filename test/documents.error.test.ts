@@ -385,6 +385,63 @@ describe("another workspace's connection is a 404 everywhere", () => {
   });
 });
 
+describe("another workspace's connection on GraphQL and tRPC", () => {
+  test("every tRPC documents procedure is NOT_FOUND, in process and over HTTP", async () => {
+    const inputs: Record<string, unknown> = {
+      uploadUrl: { connectionId: plain, filename: "x.txt", size: 1 },
+      completeUpload: { connectionId: plain, path: "x.bin", uploadId: "0".repeat(32), parts: [{ partNumber: 1, etag: "e" }] },
+      abortUpload: { connectionId: plain, path: "x.bin", uploadId: "0".repeat(32) },
+      list: { connectionId: plain },
+      get: { connectionId: plain, path: "ok/file.txt" },
+      downloadUrl: { connectionId: plain, path: "ok/file.txt" },
+      createFolder: { connectionId: plain, path: "x" },
+      move: { connectionId: plain, from: "ok/file.txt", to: "stolen.txt" },
+      rename: { connectionId: plain, path: "ok/file.txt", name: "stolen.txt" },
+      delete: { connectionId: plain, path: "ok/file.txt" },
+      deleteFolder: { connectionId: plain, path: "ok" },
+      bulkDelete: { connectionId: plain, paths: ["ok/file.txt"] },
+    };
+    const { appRouter } = await import("../trpc/router");
+    const procedures = Object.keys(appRouter._def.procedures as object).filter((p) => p.startsWith("documents."));
+    expect(procedures.map((p) => p.slice("documents.".length)).sort()).toEqual(Object.keys(inputs).sort());
+    const caller = h.trpc(intruder).documents as unknown as Record<string, (i: unknown) => Promise<unknown>>;
+    for (const [name, input] of Object.entries(inputs)) {
+      await expect(caller[name]!(input), name).rejects.toMatchObject({ code: "NOT_FOUND", message: `connection '${plain}' not found` });
+    }
+    const overHttp = await h.request("POST", "/trpc/documents.move", { key: intruder.apiKey, body: inputs.move });
+    expect(overHttp.status).toBe(404);
+    expect(await exists(plain, "ok/file.txt")).toBe(true);
+  });
+
+  test("every GraphQL documents field is NOT_FOUND with REST's message", async () => {
+    const fields: [string, string, unknown][] = [
+      ["query($i: ListDocumentsInput!) { documents(input: $i) { path } }", "documents", { connectionId: plain }],
+      ["query($i: DocumentPathInput!) { document(input: $i) { path } }", "document", { connectionId: plain, path: "ok/file.txt" }],
+      ["query($i: DocumentPathInput!) { documentDownloadUrl(input: $i) { url } }", "documentDownloadUrl", { connectionId: plain, path: "ok/file.txt" }],
+      ["mutation($i: UploadUrlInput!) { documentUploadUrl(input: $i) { mode } }", "documentUploadUrl", { connectionId: plain, filename: "x", size: 1 }],
+      [
+        "mutation($i: CompleteUploadInput!) { completeDocumentUpload(input: $i) { path } }",
+        "completeDocumentUpload",
+        { connectionId: plain, path: "x", uploadId: "u", parts: [{ partNumber: 1, etag: "e" }] },
+      ],
+      ["mutation($i: AbortUploadInput!) { abortDocumentUpload(input: $i) { aborted } }", "abortDocumentUpload", { connectionId: plain, path: "x", uploadId: "u" }],
+      ["mutation($i: CreateFolderInput!) { createDocumentFolder(input: $i) { path } }", "createDocumentFolder", { connectionId: plain, path: "x" }],
+      ["mutation($i: MoveDocumentInput!) { moveDocument(input: $i) { to } }", "moveDocument", { connectionId: plain, from: "ok/file.txt", to: "y" }],
+      ["mutation($i: RenameDocumentInput!) { renameDocument(input: $i) { to } }", "renameDocument", { connectionId: plain, path: "ok/file.txt", name: "y" }],
+      ["mutation($i: DeleteDocumentInput!) { deleteDocument(input: $i) { path } }", "deleteDocument", { connectionId: plain, path: "ok/file.txt" }],
+      ["mutation($i: DeleteDocumentInput!) { deleteDocumentFolder(input: $i) { path } }", "deleteDocumentFolder", { connectionId: plain, path: "ok" }],
+      ["mutation($i: BulkDeleteInput!) { bulkDeleteDocuments(input: $i) { deleted } }", "bulkDeleteDocuments", { connectionId: plain, paths: ["ok/file.txt"] }],
+    ];
+    for (const [op, field, input] of fields) {
+      const g = await h.graphql(intruder.apiKey, op, { i: input });
+      expect(g.body.data?.[field], field).toBeNull();
+      expect(g.body.errors?.[0]?.message, field).toBe(`connection '${plain}' not found`);
+      expect(g.body.errors?.[0]?.extensions.code, field).toBe("NOT_FOUND");
+    }
+    expect(await exists(plain, "ok/file.txt")).toBe(true);
+  });
+});
+
 describe("bad input and clashes", () => {
   test("bad members are a 400 naming them; nothing is created", async () => {
     const before = storedFiles();

@@ -254,6 +254,18 @@ describe("the router typed clients import", () => {
       "outbound.get:query",
       "outbound.putPart:mutation",
       "outbound.complete:mutation",
+      "documents.abortUpload:mutation",
+      "documents.bulkDelete:mutation",
+      "documents.completeUpload:mutation",
+      "documents.createFolder:mutation",
+      "documents.delete:mutation",
+      "documents.deleteFolder:mutation",
+      "documents.downloadUrl:query",
+      "documents.get:query",
+      "documents.list:query",
+      "documents.move:mutation",
+      "documents.rename:mutation",
+      "documents.uploadUrl:mutation",
     ];
     expect(procedures).toEqual([...expected, "connections.test:mutation", ...runs].sort());
   });
