@@ -31,10 +31,14 @@ describe("engine pool", () => {
     try {
       expect(pool.stats()).toEqual({ workers: 0, busy: 0, queued: 0 });
       const req = await stored(t, "small.csv", 3);
-      const outcome = await pool.process(req);
+      // A file known to be too small to split starts one worker.
+      const outcome = await pool.process({ ...req, size: (await t.store.stat(req.originalKey))!.size });
       expect(outcome).toMatchObject({ ok: true, counts: { total: 3, valid: 3 } });
       expect(jsonLines((await t.text(req.processedKey))!)).toEqual([{ id: 0, name: "name number 0" }, { id: 1, name: "name number 1" }, { id: 2, name: "name number 2" }]);
       expect(pool.stats()).toEqual({ workers: 1, busy: 0, queued: 0 });
+      // One that may be split (size unknown) starts the rest at once, so they load while the lead plans.
+      expect(await pool.process(await stored(t, "small2.csv", 3))).toMatchObject({ ok: true, counts: { total: 3 } });
+      expect(pool.stats()).toEqual({ workers: 2, busy: 0, queued: 0 });
     } finally {
       await pool.close();
     }

@@ -224,9 +224,13 @@ describe("failures are outcomes, never exceptions", () => {
   test("a storage failure midway is a failed outcome with the detail for the log", async () => {
     const req = request(t, "people.csv");
     await t.store.put(req.originalKey, fixture("people.csv"));
-    // The real store, except that writing the processed file fails as a full disk would.
+    // The real store, except that writing the processed file fails as a full disk would
+    // (streamed with put, or written by the engine and taken with putFile).
+    const local = t.store as ObjectStore & { putFile(key: string, path: string, opts: unknown): Promise<unknown> };
+    const full = () => Promise.reject(new Error("ENOSPC: no space left on device"));
     const failing: ObjectStore = Object.create(t.store, {
-      put: { value: (key: string, body: unknown, opts: unknown) => (key === req.processedKey ? Promise.reject(new Error("ENOSPC: no space left on device")) : t.store.put(key, body as never, opts as never)) },
+      put: { value: (key: string, body: unknown, opts: unknown) => (key === req.processedKey ? full() : t.store.put(key, body as never, opts as never)) },
+      putFile: { value: (key: string, path: string, opts: unknown) => (key === req.processedKey ? full() : local.putFile(key, path, opts)) },
     });
     const outcome = await processFile(req, failing);
     expect(outcome.ok).toBe(false);

@@ -2,7 +2,7 @@ import { createObjectStore } from "../adapters/storage/index";
 import type { StorageConfig } from "../adapters/storage/port";
 import { rm } from "node:fs/promises";
 import type { PartResult, PartSpec } from "./split";
-import type { EnginePool, ProcessOutcome, ProcessRequest } from "./types";
+import { DEFAULT_MIN_SPLIT_BYTES, type EnginePool, type ProcessOutcome, type ProcessRequest } from "./types";
 import type { WorkerReply, WorkerRequest } from "./worker";
 
 export interface EnginePoolOptions {
@@ -19,8 +19,6 @@ export interface EnginePoolOptions {
 
 interface Job {
   id: number;
-  /** Workers not started yet that are kept free for this job's helpers. */
-  heldUnstarted?: number;
   req: ProcessRequest;
   /** The helper ranges of this job's file, once its lead has split it. */
   parts?: PartSpec[];
@@ -69,7 +67,9 @@ function failedOutcome(errorMessage: string, internalError?: string): ProcessOut
 /**
  * Bun Worker threads that run processFile, so parsing never blocks the HTTP
  * server. Workers start on first use (the admin CLI creates a pool and
- * never starts one), up to `size`; further requests wait in order. A worker
+ * never starts one), up to `size`: a file that may be split across workers
+ * (its size unknown, or at least `minSplitBytes`) starts them all at once,
+ * so that they load while its lead plans. Further requests wait in order. A worker
  * that dies or whose request is aborted is terminated and a fresh one is
  * started for the next request.
  */
@@ -93,9 +93,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
   const queue: Job[] = [];
   let nextId = 1;
   let closed = false;
-  /** Capacity kept for helpers without a worker started for it (workers start only when a plan needs them). */
-  let heldUnstarted = 0;
-  const canSpawn = () => slots.length + heldUnstarted < size;
+  const canSpawn = () => slots.length < size;
   const stores = new Map<string, ReturnType<typeof createObjectStore>>();
 
   // A terminated worker may have been writing; its puts are atomic, but an
@@ -127,8 +125,6 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
    * lead gave up wrote them after the lead's own clean-up.
    */
   function releaseHelpers(job: Job): void {
-    heldUnstarted -= job.heldUnstarted ?? 0;
-    job.heldUnstarted = 0;
     job.partsReleased = true;
     for (const slot of [...slots]) {
       if (slot.heldFor === job) slot.heldFor = null;
@@ -145,15 +141,11 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     const held = slots.filter((s) => s.heldFor === job);
     for (const slot of held) slot.heldFor = null;
     job.parts = plan;
-    const unstarted = job.heldUnstarted ?? 0;
-    heldUnstarted -= unstarted;
-    job.heldUnstarted = 0;
-    for (let i = 0; i < unstarted && held.length < plan.length; i++) held.push(spawn());
     plan.forEach((spec, i) => {
       const slot = held[i];
       if (!slot || !slots.includes(slot)) {
         // Cannot happen (the plan never asks for more than was held); tell the lead so it reads alone.
-        relay(job, { index: spec.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: false, detail: "no helper" });
+        relay(job, { index: spec.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: false, rowsSize: 0, detail: "no helper" });
         return;
       }
       slot.part = { id: nextId++, lead: job, spec };
@@ -183,7 +175,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     retire(slot);
     if (part) {
       // The lead reads the whole file alone instead.
-      relay(part.lead, { index: part.spec.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: false, detail });
+      relay(part.lead, { index: part.spec.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: false, rowsSize: 0, detail });
       removeParts([part.spec]);
     }
     if (job) {
@@ -197,6 +189,8 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
 
   function spawn(): Slot {
     const worker = new Worker(workerUrl) as unknown as Bun.Worker;
+    // Only a worker with something to do keeps the process alive (ref'd while it has a job or a part).
+    worker.unref();
     const slot: Slot = { worker, job: null, heldFor: null, part: null };
     worker.addEventListener("message", (event) => {
       const reply = (event as MessageEvent<WorkerReply>).data;
@@ -242,15 +236,12 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
       slot.job = job;
       slot.worker.ref();
       // Nobody else waiting: the other idle workers are held for this file, which may be split across them.
+      // Workers not running yet are started now, so that they load while the lead plans the split.
       let helpers = 0;
-      if (queue.length === 0) {
+      if (queue.length === 0 && (job.req.size === undefined || job.req.size >= (minSplitBytes ?? DEFAULT_MIN_SPLIT_BYTES))) {
+        while (canSpawn()) spawn();
         for (let free = slots.find(idle); free; free = slots.find(idle)) {
           free.heldFor = job;
-          helpers++;
-        }
-        while (canSpawn()) {
-          heldUnstarted++;
-          job.heldUnstarted = (job.heldUnstarted ?? 0) + 1;
           helpers++;
         }
       }

@@ -10,10 +10,10 @@ import { compileMapping, schemaProperties } from "./map";
 import { openInput } from "./parse";
 import { isGzip } from "./parse/bytes";
 import { Cancelled, chunksOf, MAX_REPORTED_ERRORS, parseOptions, pumpRows } from "./process";
-import type { ParseOptions, ProcessOutcome, ProcessRequest } from "./types";
+import { DEFAULT_MIN_SPLIT_BYTES, type ParseOptions, type ProcessOutcome, type ProcessRequest } from "./types";
 import { validatorFor } from "./validate";
 import { jsonWriter } from "./write";
-import { openSink, type Sink } from "./write/sink";
+import { FileWriter, fileStore, openSink, type Sink } from "./write/sink";
 
 /**
  * One file on several worker threads (docs/decisions/engine.md, "Performance").
@@ -29,8 +29,7 @@ import { openSink, type Sink } from "./write/sink";
  * files, counts and errors are byte for byte what one worker writes.
  */
 
-/** Smaller originals are read by one worker: the parts' set-up and the copy would cost more than they save. */
-export const DEFAULT_MIN_SPLIT_BYTES = 8 * 1024 * 1024;
+export { DEFAULT_MIN_SPLIT_BYTES } from "./types";
 /** Bytes looked at for the format and the header (as openInput does). */
 const HEAD_BYTES = 64 * 1024;
 /**
@@ -73,6 +72,9 @@ export interface PartResult {
   errors: RowError[];
   /** A rejects file was written. */
   rejects: boolean;
+  /** Bytes in the rows file, and their md5 when the lead's sink wants it (a local store). */
+  rowsSize: number;
+  rowsMd5?: string;
   /** Why it stopped, for the log (the lead reads the file alone then). */
   detail?: string;
 }
@@ -216,20 +218,23 @@ async function* rangeBytes(store: ObjectStore, key: string, spec: PartSpec): Asy
 
 const zeroCounts = (): RunCounts => ({ total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 });
 
-/** A file's rows, written with Bun's file writer (strings are encoded straight into its buffer, no fsync: the lead copies them). */
-function tempWriter(path: string) {
-  let sink: ReturnType<ReturnType<typeof Bun.file>["writer"]> | null = null;
+/** A helper's temp file, created on its first write; hashed when the lead's sink composes its etag from the parts' md5s. */
+function tempWriter(path: string, md5: boolean) {
+  let file: FileWriter | null = null;
   return {
     async write(text: string) {
-      sink ??= Bun.file(path).writer({ highWaterMark: COPY_CHUNK });
-      sink.write(text);
-      await sink.flush();
+      file ??= new FileWriter(path, { md5, backgroundSync: false });
+      file.text(text);
     },
     get opened() {
-      return sink !== null;
+      return file !== null;
     },
+    get size() {
+      return file?.size ?? 0;
+    },
+    md5: () => (file && md5 ? file.digest() : undefined),
     async end() {
-      if (sink) await sink.end();
+      await file?.end();
     },
   };
 }
@@ -238,8 +243,9 @@ function tempWriter(path: string) {
 export async function processPart(req: ProcessRequest, store: ObjectStore, spec: PartSpec, signal?: AbortSignal): Promise<PartResult> {
   const counts = zeroCounts();
   const errors: RowError[] = [];
-  const rows = tempWriter(spec.rowsPath);
-  const rejects = tempWriter(spec.rejectsPath);
+  const hashed = fileStore(store) !== null;
+  const rows = tempWriter(spec.rowsPath, hashed);
+  const rejects = tempWriter(spec.rejectsPath, false);
   let result: PartResult;
   try {
     const { fieldMappings, validations } = req.mappings;
@@ -261,11 +267,11 @@ export async function processPart(req: ProcessRequest, store: ObjectStore, spec:
     });
     await rows.end();
     await rejects.end();
-    result = { index: spec.index, ok: stop === null, counts, errors, rejects: rejects.opened, detail: stop ?? undefined };
+    result = { index: spec.index, ok: stop === null, counts, errors, rejects: rejects.opened, rowsSize: rows.size, rowsMd5: rows.md5(), detail: stop ?? undefined };
   } catch (e) {
     await rows.end().catch(() => {});
     await rejects.end().catch(() => {});
-    result = { index: spec.index, ok: false, counts, errors, rejects: false, detail: e instanceof Error ? e.message : String(e) };
+    result = { index: spec.index, ok: false, counts, errors, rejects: false, rowsSize: 0, detail: e instanceof Error ? e.message : String(e) };
   }
   if (!result.ok) await removeTemp([spec]);
   return result;
@@ -292,14 +298,14 @@ async function* fileBytes(path: string): AsyncGenerator<Uint8Array> {
 
 /**
  * A helper's rows file read while the helper still writes it: the lead
- * copies (and the store hashes) the rows as they come instead of after the
- * helper is done. Ends once `done` has settled and the file is read to its end.
+ * copies the rows as they come instead of after the helper is done. Ends once `done` has settled and the file is read to its end.
  */
-async function* following(path: string, done: Promise<PartResult>): AsyncGenerator<Uint8Array> {
+async function* following(path: string, done: Promise<PartResult>, reuse: boolean): AsyncGenerator<Uint8Array> {
   let finished = false;
   void done.then(() => (finished = true));
   const pause = () => Promise.race([done, Bun.sleep(FOLLOW_POLL_MS)]);
   let fh: Awaited<ReturnType<typeof open>> | null = null;
+  let buf: Uint8Array | null = null;
   try {
     for (;;) {
       const last = finished;
@@ -311,7 +317,8 @@ async function* following(path: string, done: Promise<PartResult>): AsyncGenerat
           continue;
         }
       }
-      const buf = new Uint8Array(COPY_CHUNK);
+      // A fresh buffer each time unless the sink copies what it is given: a stream sink's queue keeps the previous ones.
+      if (!buf || !reuse) buf = new Uint8Array(COPY_CHUNK);
       const { bytesRead } = await fh.read(buf, 0, COPY_CHUNK, null);
       if (bytesRead > 0) {
         yield bytesRead === COPY_CHUNK ? buf : buf.subarray(0, bytesRead);
@@ -407,17 +414,20 @@ export async function processSplit(
     for (let k = 1; k < plan.parts.length; k++) {
       const part = plan.parts[k]!;
       let separated = counts.valid === 0;
-      for await (const chunk of following(part.rowsPath, results[k - 1]!)) {
+      let copied = 0;
+      for await (const chunk of following(part.rowsPath, results[k - 1]!, processed.copies)) {
         if (interrupted()) return await giveUp();
         if (!separated) {
           await processed.write(",\n");
           separated = true;
         }
-        await processed.writeBytes(chunk);
+        await processed.writeForeign(chunk);
+        copied += chunk.byteLength;
       }
       const r = await results[k - 1]!;
       if (signal?.aborted) throw new Cancelled();
-      if (!r.ok) return await giveUp();
+      if (!r.ok || copied !== r.rowsSize) return await giveUp();
+      processed.foreignDone(r.rowsMd5, r.rowsSize);
       const offset = counts.total;
       for (const e of r.errors) {
         if (errors.length >= MAX_REPORTED_ERRORS) break;

@@ -77,7 +77,12 @@ export interface ProcessRequest {
   outputFormat: OutputFormat;
   mappings: PipelineMappings;
   schema: SchemaRef;
+  /** The original's size in bytes, when the caller knows it: a file too small to split starts no helper workers. */
+  size?: number;
 }
+
+/** Smaller originals are read by one worker: the parts' set-up and the copy would cost more than they save (src/engine/split.ts). */
+export const DEFAULT_MIN_SPLIT_BYTES = 8 * 1024 * 1024;
 
 export interface ProcessOutcome {
   /** false: the run fails with `errorMessage` (and nothing is left at processedKey). */

@@ -1,3 +1,7 @@
+import { randomUUID } from "node:crypto";
+import { closeSync, fsync, mkdirSync, openSync, writeSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import type { ObjectInfo, ObjectStore } from "../../adapters/storage/port";
 
 /**
@@ -8,8 +12,15 @@ import type { ObjectInfo, ObjectStore } from "../../adapters/storage/port";
  */
 export interface Sink {
   write(text: string): Promise<void>;
-  /** Bytes already encoded (a part of the output written by another worker), in order after the text so far. */
-  writeBytes(bytes: Uint8Array): Promise<void>;
+  /**
+   * Bytes of a part of the output written by another worker, in order after
+   * the text so far; `foreignDone` ends that part with the md5 its writer
+   * computed (a file sink composes its etag from the parts' md5s).
+   */
+  writeForeign(bytes: Uint8Array): Promise<void>;
+  foreignDone(md5: string | undefined, size: number): void;
+  /** True when `writeForeign` is done with its bytes once it resolves (the caller may reuse its buffer). */
+  readonly copies: boolean;
   /** Ends the body and waits for the store to have the whole object. */
   close(): Promise<ObjectInfo>;
   /** Fails the body (the store then keeps nothing at the key) and waits for the put to settle. */
@@ -19,7 +30,16 @@ export interface Sink {
 const FLUSH_CHARS = 256 * 1024;
 const MAX_QUEUED = 4;
 
+/**
+ * Where an output goes: a file sink when the store can take a finished file
+ * (the local store), else a stream into `store.put` (S3).
+ */
 export function openSink(store: ObjectStore, key: string, contentType: string): Sink {
+  const local = fileStore(store);
+  return local ? openFileSink(local, key, contentType) : openStreamSink(store, key, contentType);
+}
+
+export function openStreamSink(store: ObjectStore, key: string, contentType: string): Sink {
   const queue: Uint8Array[] = [];
   let pending = "";
   let done = false;
@@ -80,7 +100,9 @@ export function openSink(store: ObjectStore, key: string, contentType: string): 
       while (queue.length >= MAX_QUEUED && !failure) await new Promise<void>((r) => (wakeProducer = r));
       if (failure) throw failure;
     },
-    async writeBytes(bytes) {
+    copies: false,
+    foreignDone() {},
+    async writeForeign(bytes) {
       if (failure) throw failure;
       flush();
       queue.push(bytes);
@@ -99,6 +121,157 @@ export function openSink(store: ObjectStore, key: string, contentType: string): 
       failure ??= reason;
       wake();
       await put.catch(() => {});
+    },
+  };
+}
+
+/** The local store's way in for finished files (src/adapters/storage/local.ts). */
+export interface FileStore {
+  readonly root: string;
+  putFile(key: string, path: string, opts: { etag: string; contentType?: string }): Promise<ObjectInfo>;
+}
+
+export function fileStore(store: ObjectStore): FileStore | null {
+  const s = store as Partial<FileStore> & ObjectStore;
+  return store.kind === "local" && typeof s.putFile === "function" && typeof s.root === "string" ? (s as unknown as FileStore) : null;
+}
+
+/** The store's temp folder: files there are renamed into place by putFile (same file system). */
+export function storeTempPath(store: FileStore): string {
+  const dir = join(store.root, ".fps", "tmp");
+  mkdirSync(dir, { recursive: true });
+  return join(dir, randomUUID());
+}
+
+const ENCODER = new TextEncoder();
+/** An fsync is started in the background after this many bytes, so the disk writes while the worker computes. */
+const SYNC_EVERY = 32 * 1024 * 1024;
+const EMPTY_MD5 = "d41d8cd98f00b204e9800998ecf8427e";
+
+/**
+ * Text written to a file from a worker thread: encoded into one reused
+ * buffer, hashed (md5), and written synchronously (the worker has nothing
+ * else to do meanwhile), so a batch leaves no buffer behind for the garbage
+ * collector, and no stream machinery runs per chunk.
+ */
+export class FileWriter {
+  private fd: number | null;
+  private buf = new Uint8Array(1024 * 1024);
+  private hash: Bun.CryptoHasher | null;
+  /** Bytes hashed since the last `digest`. */
+  hashed = 0;
+  size = 0;
+  private unsynced = 0;
+  private syncing: Promise<void> | null = null;
+
+  constructor(
+    readonly path: string,
+    private readonly opts: { md5: boolean; backgroundSync: boolean },
+  ) {
+    this.fd = openSync(path, "wx");
+    this.hash = opts.md5 ? new Bun.CryptoHasher("md5") : null;
+  }
+
+  text(s: string): void {
+    if (s.length === 0) return;
+    // At most 3 bytes per UTF-16 code unit.
+    if (this.buf.length < s.length * 3) this.buf = new Uint8Array(Math.max(s.length * 3, this.buf.length * 2));
+    const { written } = ENCODER.encodeInto(s, this.buf);
+    this.bytes(this.buf.subarray(0, written));
+  }
+
+  /** Writes `b` (hashed unless `foreign`: another writer hashed it). */
+  bytes(b: Uint8Array, foreign = false): void {
+    if (this.fd === null) throw new Error(`${this.path} is closed`);
+    if (!foreign && this.hash) {
+      this.hash.update(b);
+      this.hashed += b.byteLength;
+    }
+    for (let off = 0; off < b.byteLength; ) off += writeSync(this.fd, b, off, b.byteLength - off);
+    this.size += b.byteLength;
+    this.unsynced += b.byteLength;
+    if (this.opts.backgroundSync && this.unsynced >= SYNC_EVERY && !this.syncing) {
+      this.unsynced = 0;
+      const fd = this.fd;
+      this.syncing = new Promise<void>((resolve) => fsync(fd, () => resolve())).finally(() => (this.syncing = null));
+    }
+  }
+
+  /** The md5 (hex) of what was hashed since the last call, and a fresh hash for what follows. */
+  digest(): string {
+    if (!this.hash) return EMPTY_MD5;
+    const hex = this.hash.digest("hex");
+    this.hash = new Bun.CryptoHasher("md5");
+    this.hashed = 0;
+    return hex;
+  }
+
+  /** Closes the file (after any background fsync; the store fsyncs what is left). */
+  async end(): Promise<void> {
+    if (this.fd === null) return;
+    await this.syncing;
+    closeSync(this.fd);
+    this.fd = null;
+  }
+
+  async discard(): Promise<void> {
+    await this.end().catch(() => {});
+    await rm(this.path, { force: true });
+  }
+}
+
+/**
+ * A sink writing a temp file in the local store's temp folder, put in place
+ * by `putFile` on close. The etag is the md5 of the bytes when one writer
+ * wrote them all; an output joined from other workers' parts gets the
+ * multipart form S3 and the local store give a multipart object (md5 of the
+ * parts' binary md5s, `-` and the number of parts): each part is hashed on
+ * the thread that wrote it.
+ */
+export function openFileSink(store: FileStore, key: string, contentType: string): Sink {
+  const file = new FileWriter(storeTempPath(store), { md5: true, backgroundSync: true });
+  const parts: string[] = [];
+  let failure: Error | null = null;
+  const ownPart = () => {
+    if (file.hashed > 0) parts.push(file.digest());
+  };
+  const check = () => {
+    if (failure) throw failure;
+  };
+  return {
+    copies: true,
+    async write(text) {
+      check();
+      file.text(text);
+    },
+    async writeForeign(bytes) {
+      check();
+      ownPart();
+      file.bytes(bytes, true);
+    },
+    foreignDone(md5, size) {
+      if (size > 0) parts.push(md5 ?? EMPTY_MD5);
+    },
+    async close() {
+      check();
+      ownPart();
+      await file.end();
+      let etag = parts[0] ?? EMPTY_MD5;
+      if (parts.length > 1) {
+        const h = new Bun.CryptoHasher("md5");
+        for (const p of parts) h.update(Buffer.from(p, "hex"));
+        etag = `${h.digest("hex")}-${parts.length}`;
+      }
+      try {
+        return await store.putFile(key, file.path, { etag, contentType });
+      } catch (e) {
+        await rm(file.path, { force: true });
+        throw e;
+      }
+    },
+    async abort(reason) {
+      failure ??= reason;
+      await file.discard();
     },
   };
 }

@@ -95,6 +95,7 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
       outputFormat,
       mappings: row.source === "outbound" ? outboundUploadInput(pipeline.mappings) : pipeline.mappings,
       schema: { id: schema.id, version: schemaVersion(schema.updatedAt, schema.definition), definition: schema.definition },
+      size: row.size,
     },
     opts.signal,
   );
