@@ -51,9 +51,12 @@ function ms(v: string): number {
   return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
 }
 
-/** A Lua script: headers, method and a body made unique per request (thread id and counter). */
+let scripts = 0;
+
+/** A Lua script: headers, method and a body made unique per request (script, thread id and counter). */
 function script(t: Target, headers: Record<string, string>): string {
-  const file = join(dir, `${t.name.replace(/\W+/g, "_")}-${Object.keys(headers).length}.lua`);
+  const run = ++scripts;
+  const file = join(dir, `${t.name.replace(/\W+/g, "_")}-${run}.lua`);
   const lines = [
     `wrk.method = "${t.method}"`,
     ...Object.entries(headers).map(([k, v]) => `wrk.headers["${k}"] = ${JSON.stringify(v)}`),
@@ -64,7 +67,7 @@ function script(t: Target, headers: Record<string, string>): string {
   ];
   if (t.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(t.body)}`);
   if (t.uniqueBody) {
-    lines.push(`function request() counter = counter + 1; local n = id .. "_" .. counter; return wrk.format(nil, nil, nil, ${t.uniqueBody("n")}) end`);
+    lines.push(`function request() counter = counter + 1; local n = "${run}_" .. id .. "_" .. counter; return wrk.format(nil, nil, nil, ${t.uniqueBody("n")}) end`);
   }
   writeFileSync(file, `${lines.join("\n")}\n`);
   return file;

@@ -6,8 +6,8 @@ import type { ConnectionRecord, ServerRow } from "./record";
 import { ListConnectionsQuery } from "./shapes";
 
 /**
- * The page, its customer servers and the total as statements prepared once
- * per filter combination (a hot read: docs/decisions/hot-path.md), the
+ * The page (with the total), its customer servers and the total alone as
+ * statements prepared once per filter combination (a hot read: docs/decisions/hot-path.md), the
  * filter values bound as placeholders. The servers come by an IN-subquery
  * over the same page, not a join: on SQLite a join costs more per execution
  * than the lookups it saves.
@@ -22,9 +22,10 @@ function listStatements(ctx: ServiceContext, filters: { type: boolean; name: boo
   };
   const key = `${filters.type ? "t" : ""}${filters.name ? "n" : ""}`;
   return {
+    // The total rides along each row (a window count over the filtered rows): no second statement.
     page: ctx.db.prepared(`connections.page.${key}`, (r) =>
       r
-        .select()
+        .select({ row: c, total: sql<number>`count(*) over ()`.mapWith(Number) })
         .from(c)
         .where(where())
         .orderBy(desc(c.createdAt), desc(c.id))
@@ -66,7 +67,10 @@ export async function listConnections(
     limit: q.limit,
     offset: (q.page - 1) * q.limit,
   };
-  const [rows, [total]] = await Promise.all([s.page(values), s.total(values)]);
+  const page = await s.page(values);
+  const rows = page.map((p) => p.row);
+  // A page past the end has no row to carry the total.
+  const total = page.length > 0 ? page[0]!.total : Number((await s.total(values))[0]?.n ?? 0);
   // Hosted and e-mail connections have no server of their own: most pages need no second look.
   const servers = new Map<string, ServerRow>();
   if (rows.some((r) => r.sftpServerId !== null)) {
@@ -79,5 +83,5 @@ export async function listConnections(
     }
   }
   const items = rows.map((row) => ({ row, server: row.sftpServerId === null ? null : (servers.get(row.sftpServerId) ?? null) }));
-  return { items, total: Number(total?.n ?? 0), page: q.page, limit: q.limit };
+  return { items, total, page: q.page, limit: q.limit };
 }
