@@ -1,4 +1,4 @@
-import nodemailer from "nodemailer";
+import type { Transporter } from "nodemailer";
 import { excerpt, type Notifier, NotifySendError, SEND_TIMEOUT_MS } from "./port";
 
 /** Connection-level failures nodemailer reports with these codes are worth another try. */
@@ -8,19 +8,25 @@ const TRANSIENT_CODES = new Set(["ECONNECTION", "ETIMEDOUT", "ESOCKET", "EDNS", 
  * EMAIL over SMTP with nodemailer: one connection per message (alerts are
  * few; nothing is held open between them). The URL carries host, port, TLS
  * (smtps: from the start, smtp: STARTTLS when offered) and credentials.
+ * nodemailer is loaded on the first send, so that processes that never send
+ * (the admin CLI) do not pay for it.
  */
 export function createEmailNotifier(settings: { smtpUrl: string; from: string }): Notifier {
-  const transport = nodemailer.createTransport({
-    url: settings.smtpUrl,
-    connectionTimeout: SEND_TIMEOUT_MS,
-    greetingTimeout: SEND_TIMEOUT_MS,
-    socketTimeout: SEND_TIMEOUT_MS,
-  });
+  let transport: Promise<Transporter> | null = null;
+  const open = () =>
+    (transport ??= import("nodemailer").then((nodemailer) =>
+      nodemailer.createTransport({
+        url: settings.smtpUrl,
+        connectionTimeout: SEND_TIMEOUT_MS,
+        greetingTimeout: SEND_TIMEOUT_MS,
+        socketTimeout: SEND_TIMEOUT_MS,
+      }),
+    ));
   return {
     channel: "EMAIL",
     async send(recipient, message) {
       try {
-        const info = await transport.sendMail({ from: settings.from, to: recipient, subject: message.subject, text: message.text, html: message.html });
+        const info = await (await open()).sendMail({ from: settings.from, to: recipient, subject: message.subject, text: message.text, html: message.html });
         return { providerId: typeof info.messageId === "string" ? info.messageId : null };
       } catch (err) {
         throw classify(err);
