@@ -15,7 +15,7 @@
  *   bun bench/webhooks.ts [events=10000] [receivers=5]
  */
 import http from "node:http";
-import { availableParallelism } from "node:os";
+import { availableParallelism, loadavg } from "node:os";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -80,6 +80,7 @@ if (admin) {
 const database = admin ? "Postgres (a fresh database on the local server)" : "the embedded default (SQLite, `synchronous = FULL`)";
 
 const svc = await startService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", JOB_CONCURRENCY: String(jobConcurrency), ...pgEnv });
+const loadAtStart = loadavg()[0]!;
 const receipts: Receipt[][] = Array.from({ length: RECEIVERS }, () => []);
 const servers = receipts.map((r) => receiver(r));
 const headers = { "x-api-key": svc.env.API_KEY!, "service-version": VERSION };
@@ -223,6 +224,7 @@ side and records ${RECEIVERS} rows in the delivery log in one transaction.
   a burst of ${fmt(EVENTS)} events builds. The paced row is the latency of one event when the service keeps up.
 - Duplicate receipts: ${duplicates}. Failed attempts in the log: ${failed}. Attempts in the log: ${fmt(logged)}.
 - Setup: ${fmt(EVENTS + PACED)} uploads processed in ${setupS.toFixed(1)} s.
+- Load average (1 min) at start ${loadAtStart.toFixed(1)}, at the end ${loadavg()[0]!.toFixed(1)}: other work on the same cores shows here and in the baseline.
 `;
   writeFileSync(join(ROOT, "bench", "results", admin ? "webhooks-postgres.md" : "webhooks.md"), md);
   console.log(md);
