@@ -62,6 +62,11 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
   const migrationUrl = `${svc.settings.publicUrl}${MIGRATION_GUIDE_PATH}`;
   return new Elysia({ name: "call" })
     .onParse({ as: "global" }, () => DEFERRED)
+    // The same JSON, serialised on Bun's fast path: a Date sends JSON.stringify to its slow path (about 4 µs a pipeline, 60 µs a page of connections).
+    .onAfterHandle({ as: "global" }, ({ responseValue }) => {
+      const plain = datesAsText(responseValue);
+      return plain === responseValue ? undefined : plain;
+    })
     .resolve({ as: "global" }, async ({ request, set, path, route }) => {
       const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
       const now = svc.clock.now();
@@ -92,6 +97,35 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
       const call: Call = { actor, version: choice.version };
       return { call, input };
     });
+}
+
+/**
+ * `value` with every Date in its plain objects and arrays replaced by what
+ * JSON.stringify would write for it (`toJSON`: the ISO string, null when
+ * invalid). Objects and arrays without a Date are returned as they are;
+ * those with one are copied, never changed in place.
+ */
+export function datesAsText(value: unknown): unknown {
+  if (value instanceof Date) return value.toJSON();
+  if (Array.isArray(value)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i];
+      const t = typeof v === "object" && v !== null ? datesAsText(v) : v;
+      if (t !== v) (out ??= value.slice())[i] = t;
+    }
+    return out ?? value;
+  }
+  if (typeof value !== "object" || value === null) return value;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  let out: Record<string, unknown> | null = null;
+  for (const key in value) {
+    const v = (value as Record<string, unknown>)[key];
+    const t = typeof v === "object" && v !== null ? datesAsText(v) : v;
+    if (t !== v) Object.defineProperty((out ??= { ...(value as Record<string, unknown>) }), key, { value: t, enumerable: true, writable: true, configurable: true });
+  }
+  return out ?? value;
 }
 
 /**
