@@ -79,7 +79,8 @@ if (admin) {
 }
 const database = admin ? "Postgres (a fresh database on the local server)" : "the embedded default (SQLite, `synchronous = FULL`)";
 
-const svc = await startService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", JOB_CONCURRENCY: String(jobConcurrency), ...pgEnv });
+// Any free SFTP and SMTP ports: another service may hold the defaults on this machine.
+const svc = await startService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", JOB_CONCURRENCY: String(jobConcurrency), SFTP_PORT: "0", SMTP_PORT: "0", ...pgEnv });
 const loadAtStart = loadavg()[0]!;
 const receipts: Receipt[][] = Array.from({ length: RECEIVERS }, () => []);
 const servers = receipts.map((r) => receiver(r));
