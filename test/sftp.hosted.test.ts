@@ -77,6 +77,11 @@ describe("login", () => {
     expect(r.stdout).toContain("inbound\noutbound\n");
   });
 
+  test("connections announce the port the server is bound to", async () => {
+    const read = await h.ok(ws, "GET", `/connections/${partner.id}`);
+    expect(read.sftpServer).toMatchObject({ hosted: true, port, rootDirectory: "/", inboundFolder: "/inbound", outboundFolder: "/outbound" });
+  });
+
   test("with the connection's public key (awsPublicKey), signature checked", async () => {
     const r = await sftpBatch(login({ password: undefined, identity: key.privateKeyFile }), ["ls -1"]);
     expect(r.code).toBe(0);
@@ -202,7 +207,7 @@ describe("files", () => {
     });
     try {
       const sftp = await new Promise<import("ssh2").SFTPWrapper>((resolve, reject) => client.sftp((err, s) => (err ? reject(err) : resolve(s))));
-      const open = (path: string, flags: string) => new Promise<Buffer>((resolve, reject) => sftp.open(path, flags, (err, hd) => (err ? reject(err) : resolve(hd))));
+      const open = (path: string, flags: import("ssh2").OpenMode) => new Promise<Buffer>((resolve, reject) => sftp.open(path, flags, (err, hd) => (err ? reject(err) : resolve(hd))));
       const write = (hd: Buffer, data: Buffer, at: number) => new Promise<void>((resolve, reject) => sftp.write(hd, data, 0, data.length, at, (err) => (err ? reject(err) : resolve())));
       const close = (hd: Buffer) => new Promise<void>((resolve, reject) => sftp.close(hd, (err) => (err ? reject(err) : resolve())));
       const [a, b, c] = [randomBytes(40_000), randomBytes(40_000), randomBytes(1234)];

@@ -75,6 +75,8 @@ export class HostedSftpServer {
     server.on("error", (err: Error) => this.svc.log.error({ err }, "sftp server error"));
     this.server = server;
     this.boundPort = (server.address() as AddressInfo).port;
+    // What connections announce and test-connection probes: the port actually bound (SFTP_PORT=0 picks one).
+    this.svc.settings.sftpPort = this.boundPort;
     return this.boundPort;
   }
 
