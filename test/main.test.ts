@@ -21,22 +21,30 @@ function start(env: Record<string, string>) {
   });
 }
 
-async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
+/** The log line announcing the listening service; warnings logged at start (e.g. unconfigured notification channels) may come first. */
+async function listeningLine(stream: ReadableStream<Uint8Array>): Promise<{ msg: string; url: string }> {
   const reader = stream.getReader();
   let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += new TextDecoder().decode(value);
+  try {
+    for (;;) {
+      const lines = text.split("\n");
+      for (const l of lines.slice(0, -1)) {
+        const parsed = JSON.parse(l);
+        if (parsed.msg === "file pipeline service listening") return parsed;
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the service ended before listening; it wrote: ${text}`);
+      text += new TextDecoder().decode(value);
+    }
+  } finally {
+    reader.releaseLock();
   }
-  reader.releaseLock();
-  return text.split("\n")[0]!;
 }
 
 test("starts on the configured database, serves the API and stops on SIGTERM", async () => {
   const proc = start({ ...h.childEnv(), LOG_LEVEL: "info", PORT: "0", HOST: "127.0.0.1" });
   try {
-    const line = JSON.parse(await firstLine(proc.stdout));
+    const line = await listeningLine(proc.stdout);
     expect(line.msg).toBe("file pipeline service listening");
     const base = line.url as string;
     const ws = await h.workspace();
@@ -64,7 +72,7 @@ test("the embedded default keeps its encryption key beside the data, readable by
   const dataDir = `${h.dataDir}/embedded`;
   const proc = start({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" });
   try {
-    await firstLine(proc.stdout);
+    await listeningLine(proc.stdout);
     expect(statSync(join(dataDir, "encryption.key")).mode & 0o777).toBe(0o600);
     expect(statSync(join(dataDir, "service.db")).size).toBeGreaterThan(0);
   } finally {
