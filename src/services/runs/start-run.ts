@@ -4,6 +4,7 @@ import { runKeys, safeFilename } from "../../adapters/storage/keys";
 import { AppError } from "../../domain/errors";
 import { newId } from "../../domain/ids";
 import type { RunSource } from "../../domain/runs";
+import { transferred } from "../../sftp/memory";
 import type { ServiceContext } from "../context";
 import { pipelineForFiles } from "./pipeline-for-files";
 import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "./record";
@@ -139,6 +140,7 @@ async function* limited(body: RunBody, maxBytes: number, onTooLarge: () => void)
       onTooLarge();
       throw new AppError("payload_too_large", `file: larger than the ${maxBytes}-byte upload limit`);
     }
+    transferred(chunk.byteLength);
     yield chunk;
   }
 }
