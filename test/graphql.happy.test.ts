@@ -16,7 +16,7 @@ const SCHEMA = "id name workspaceId description definition isActive createdAt up
 const PIPELINE = `id name workspaceId isActive clientId schemaId direction createdAt updatedAt
   mappings { fieldMappings { target source value sources delimiter transform } options validations }
   webhooks { id name url }`;
-const WEBHOOK = "id name url workspaceId isActive createdAt updatedAt";
+const WEBHOOK = "id name url workspaceId isActive eventTypes description kind createdAt updatedAt";
 const PAGINATION = "pagination { page limit total totalPages }";
 
 let h: Harness;

@@ -13,7 +13,7 @@ import { Harness, type TestWorkspace } from "./helpers/harness";
 let h: Harness;
 let owner: TestWorkspace;
 let intruder: TestWorkspace;
-const a = { connection: "", server: "", schema: "", webhook: "", pipeline: "", run: "" };
+const a = { connection: "", server: "", schema: "", webhook: "", pipeline: "", run: "", delivery: "" };
 const b = { connection: "", schema: "", pipeline: "" };
 
 // biome-ignore lint/suspicious/noExplicitAny: REST bodies are compared whole
@@ -38,6 +38,14 @@ beforeAll(async () => {
   a.pipeline = (await h.ok(owner, "POST", "/pipelines", { name: "Owner Pipeline", clientId: a.connection, schemaId: a.schema, webhookIds: [a.webhook] })).id;
   const ownerPipeline = { id: a.pipeline, name: "Owner Pipeline", connectionId: a.connection, connectionName: "Owner Server", schemaId: a.schema };
   a.run = (await fixtureRun(h, owner, ownerPipeline, { rows: [{ sku: "A-1" }] })).id;
+  // A delivery of the owner's (redeliverWebhookDelivery): another run acknowledged, its event to the owner's hook (a recorded failure: the name does not resolve here).
+  const acked = (await fixtureRun(h, owner, ownerPipeline, { rows: [] })).id;
+  await h.ok(owner, "PATCH", `/pipeline-runs/${acked}/status`, { status: "acknowledged" });
+  for (let i = 0; i < 400 && !a.delivery; i++) {
+    a.delivery = (await h.ok(owner, "GET", `/webhooks/deliveries?pipelineRunId=${acked}`)).data[0]?.id ?? "";
+    if (!a.delivery) await Bun.sleep(25);
+  }
+  expect(a.delivery).not.toBe("");
 
   b.connection = (await h.ok(intruder, "POST", "/connections", { name: "Intruder Conn" })).id;
   b.schema = (await h.ok(intruder, "POST", "/schemas", { name: "Intruder Schema", definition: { type: "object", properties: {} } })).id;
@@ -138,6 +146,12 @@ const BY_ID: Record<string, { op: string; rest: () => [string, string, unknown?]
     rest: () => ["PATCH", `/webhooks/${a.webhook}`, { url: "https://evil.example.com" }],
   },
   deleteWebhook: { op: "mutation($id: ID!) { deleteWebhook(id: $id) { id } }", id: () => a.webhook, rest: () => ["DELETE", `/webhooks/${a.webhook}`] },
+  rotateWebhookSecret: { op: "mutation($id: ID!) { rotateWebhookSecret(id: $id) { id } }", id: () => a.webhook, rest: () => ["POST", `/webhooks/${a.webhook}/rotate-secret`] },
+  redeliverWebhookDelivery: {
+    op: "mutation($id: ID!) { redeliverWebhookDelivery(id: $id) { id } }",
+    id: () => a.delivery,
+    rest: () => ["POST", `/webhooks/deliveries/${a.delivery}/redeliver`],
+  },
   run: { op: "query($id: ID!) { run(id: $id) { id status } }", id: () => a.run, rest: () => ["GET", `/pipeline-runs/${a.run}`] },
   acknowledgeRun: {
     op: "mutation($id: ID!) { acknowledgeRun(id: $id) { id } }",

@@ -5,6 +5,7 @@ import { createKey } from "../src/services/keys/create-key";
 import { revokeKey } from "../src/services/keys/revoke-key";
 import { TRANSFORMS } from "../src/services/pipelines/shapes";
 import { appRouter } from "../trpc/router";
+import { fixtureRun } from "./helpers/fixture-runs";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 
 /**
@@ -18,7 +19,7 @@ let h: Harness;
 let ws: TestWorkspace;
 let other: TestWorkspace;
 const ids = { conn: "", email: "", schema: "", webhook: "", pipeline: "" };
-const theirs = { conn: "", server: "", schema: "", webhook: "", pipeline: "" };
+const theirs = { conn: "", server: "", schema: "", webhook: "", pipeline: "", delivery: "", subscription: "" };
 
 // biome-ignore lint/suspicious/noExplicitAny: REST and tRPC bodies are compared whole
 type Any = any;
@@ -40,6 +41,16 @@ beforeAll(async () => {
   theirs.schema = (await h.ok(other, "POST", "/schemas", { name: "Their Schema", definition: { type: "object", properties: {} } })).id;
   theirs.webhook = (await h.ok(other, "POST", "/webhooks", { name: "Their Hook", url: "https://their.example.com/h" })).id;
   theirs.pipeline = (await h.ok(other, "POST", "/pipelines", { name: "Their Pipeline", clientId: theirs.conn, schemaId: theirs.schema, webhookIds: [theirs.webhook] })).id;
+  // Their subscription, and a delivery to their hook (an acknowledged run's event; a recorded failure, the name does not resolve here).
+  theirs.subscription = (await h.ok(other, "POST", "/webhooks/zapier/pipeline-run-events/subscribe", { targetUrl: "https://their.example.com/zap" })).id;
+  const theirPipeline = { id: theirs.pipeline, name: "Their Pipeline", connectionId: theirs.conn, connectionName: c.name, schemaId: theirs.schema };
+  const theirRun = (await fixtureRun(h, other, theirPipeline, { rows: [] })).id;
+  await h.ok(other, "PATCH", `/pipeline-runs/${theirRun}/status`, { status: "acknowledged" });
+  for (let i = 0; i < 400 && !theirs.delivery; i++) {
+    theirs.delivery = (await h.ok(other, "GET", `/webhooks/deliveries?webhookId=${theirs.webhook}`)).data[0]?.id ?? "";
+    if (!theirs.delivery) await Bun.sleep(25);
+  }
+  expect(theirs.delivery).not.toBe("");
 });
 
 afterAll(async () => {
@@ -406,6 +417,9 @@ describe("another workspace's ids", () => {
     "webhooks.get": () => ({ id: theirs.webhook }),
     "webhooks.update": () => ({ id: theirs.webhook, data: { url: "https://evil.example.com" } }),
     "webhooks.delete": () => ({ id: theirs.webhook }),
+    "webhooks.rotateSecret": () => ({ id: theirs.webhook }),
+    "webhooks.redeliver": () => ({ id: theirs.delivery }),
+    "webhooks.unsubscribe": () => ({ id: theirs.subscription }),
     "notificationPreferences.get": () => ({ id: theirs.conn }),
     "notificationPreferences.put": () => ({
       id: theirs.conn,
@@ -431,7 +445,7 @@ describe("another workspace's ids", () => {
   test("the table covers every procedure but list and create", () => {
     // Runs and files procedures have their own table in trpc.runs.test.ts; outbound ones in outbound.error.test.ts; documents ones in documents.error.test.ts.
     const expected = Object.keys(PROCEDURES).filter(
-      (p) => !p.endsWith(".list") && !p.endsWith(".create") && !p.startsWith("runs.") && !p.startsWith("files.") && !p.startsWith("outbound.") && !p.startsWith("documents."),
+      (p) => !p.endsWith(".list") && !p.endsWith(".create") && p !== "webhooks.deliveries" && p !== "webhooks.subscribe" && !p.startsWith("runs.") && !p.startsWith("files.") && !p.startsWith("outbound.") && !p.startsWith("documents."),
     );
     expect(Object.keys(BY_ID).sort()).toEqual(expected.sort());
   });

@@ -267,7 +267,8 @@ describe("the router typed clients import", () => {
       "documents.rename:mutation",
       "documents.uploadUrl:mutation",
     ];
-    expect(procedures).toEqual([...expected, "connections.test:mutation", ...runs].sort());
+    const webhookExtras = ["webhooks.rotateSecret:mutation", "webhooks.deliveries:query", "webhooks.redeliver:mutation", "webhooks.subscribe:mutation", "webhooks.unsubscribe:mutation"];
+    expect(procedures).toEqual([...expected, "connections.test:mutation", ...webhookExtras, ...runs].sort());
   });
 
   test("a client's typed update input works over HTTP; the flat shape the types refuse is refused at run time too", async () => {

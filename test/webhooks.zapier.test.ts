@@ -210,13 +210,13 @@ describe("GraphQL", () => {
     const { run } = await completedRun();
     await waitFor("the event", () => r.received.length === 1);
 
-    const q = `query($run: ID, $hook: ID) { webhookDeliveries(pipelineRunId: $run, webhookId: $hook) { data { id webhookId eventType attempt trigger success statusCode nextAttemptAt } pagination { total } } }`;
+    const q = `query($run: ID, $hook: ID) { webhookDeliveries(pipelineRunId: $run, webhookId: $hook) { data { id webhookId eventType attempt trigger success statusCode nextAttemptAt error responseExcerpt } pagination { total } } }`;
     let list: any;
     await waitFor("the delivery", async () => {
       list = (await h.graphql(ws.apiKey, q, { run: run.id, hook: created.id })).body.data!.webhookDeliveries;
       return list.data.length === 1;
     });
-    expect(list.data[0]).toMatchObject({ webhookId: created.id, eventType: "pipeline_run.completed", attempt: 1, trigger: "automatic", success: true, statusCode: 200, nextAttemptAt: null });
+    expect(list.data[0]).toMatchObject({ webhookId: created.id, eventType: "pipeline_run.completed", attempt: 1, trigger: "automatic", success: true, statusCode: 200, nextAttemptAt: null, error: null, responseExcerpt: "ok" });
     expect((await h.graphql(other.apiKey, q, { run: run.id, hook: created.id })).body.data!.webhookDeliveries.pagination.total).toBe(0);
 
     const rotated = await h.graphql(ws.apiKey, `mutation($id: ID!) { rotateWebhookSecret(id: $id) { id secret } }`, { id: created.id });
@@ -231,7 +231,8 @@ describe("GraphQL", () => {
     const missing = await h.graphql(ws.apiKey, `mutation($i: UnsubscribeInput!) { unsubscribePipelineRunEvents(input: $i) { ids } }`, { i: { id: created.id } });
     expect(missing.body.errors?.[0]?.extensions).toMatchObject({ error: "not_found", statusCode: 404 });
     const hooks = await h.graphql(ws.apiKey, `{ webhooks(kind: PIPELINE_RUN_EVENT, limit: 100) { data { id kind description eventTypes } } }`);
-    expect(hooks.body.data!.webhooks.data.every((w: any) => w.kind === "PIPELINE_RUN_EVENT")).toBe(true);
+    expect(hooks.body.errors).toBeUndefined();
+    expect(hooks.body.data!.webhooks.data.every((w: any) => w.kind === "PIPELINE_RUN_EVENT" && w.description === null && w.eventTypes.length === 4)).toBe(true);
   });
 });
 

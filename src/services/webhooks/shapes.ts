@@ -9,10 +9,20 @@ const Url = z
   })
   .max(2048, "must be at most 2048 characters");
 
-/** The run events a webhook can receive (src/services/run-events). */
+/**
+ * The run events a webhook can receive (src/services/run-events). Not a
+ * named shape: its values are not GraphQL names, so it is a String there.
+ */
 export const WebhookEventType = z
   .enum(RUN_EVENT_TYPES, { error: `must be one of ${RUN_EVENT_TYPES.join(", ")}` })
-  .meta({ id: "WebhookEventType", description: "A run reached completed, delivered or failed, or was acknowledged." });
+  .describe("A run reached completed, delivered or failed, or was acknowledged.");
+
+/**
+ * A nullable string of bounded length. The bound also keeps it an `anyOf` in
+ * JSON Schema, which the GraphQL generator reads as a nullable String (a bare
+ * nullable string becomes `type: ["string", "null"]`, which it reads as JSON).
+ */
+const orNull = (max: number) => z.union([z.string().max(max, `must be at most ${max} characters`), z.null()]);
 
 const EventTypes = z
   .array(WebhookEventType)
@@ -20,7 +30,7 @@ const EventTypes = z
   .max(RUN_EVENT_TYPES.length * 4, "has too many entries")
   .transform((types) => RUN_EVENT_TYPES.filter((t) => types.includes(t)));
 
-const Description = z.string().trim().max(1000, "must be at most 1000 characters").nullable();
+const Description = z.union([z.string().trim().max(1000, "must be at most 1000 characters"), z.null()]);
 
 /**
  * WEBHOOK: receives the events of the pipelines that link it (`webhookIds`).
@@ -64,7 +74,7 @@ export const Webhook = z
     workspaceId: z.string(),
     isActive: z.boolean(),
     eventTypes: z.array(WebhookEventType),
-    description: z.string().nullable(),
+    description: orNull(1000),
     kind: WebhookKindShape,
     createdAt: z.date(),
     updatedAt: z.date(),
@@ -96,8 +106,8 @@ export const WebhookDelivery = z
     success: z.boolean(),
     statusCode: z.number().int().nullable().meta({ description: "The receiver's HTTP status; null when none came (refused, unreachable, timed out)." }),
     durationMs: z.number().int(),
-    responseExcerpt: z.string().nullable().meta({ description: "The first 1 KiB of the receiver's answer." }),
-    error: z.string().nullable(),
+    responseExcerpt: orNull(1024).meta({ description: "The first 1 KiB of the receiver's answer." }),
+    error: orNull(2000).meta({ description: "Why the attempt failed; null on success." }),
     createdAt: z.date(),
     nextAttemptAt: z.date().nullable().meta({ description: "When the next automatic attempt is due; null when none follows." }),
   })
