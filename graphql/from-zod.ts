@@ -75,6 +75,13 @@ function typeOf(s: Json, mode: Mode): { type: AnyRef; nullable: boolean } {
     if (nonNull.length === 1) return { type: typeOf(nonNull[0]!, mode).type, nullable };
     return { type: "JSON", nullable };
   }
+  // zod writes a nullable primitive as `type: ["string", "null"]`.
+  if (Array.isArray(s.type)) {
+    const types = (s.type as string[]).filter((t) => t !== "null");
+    const nullable = types.length < s.type.length;
+    if (types.length === 1) return { type: typeOf({ ...s, type: types[0] }, mode).type, nullable };
+    return { type: "JSON", nullable };
+  }
   if (typeof s.$ref === "string") {
     const id = s.$ref;
     const target = defs()[mode][id];
@@ -94,8 +101,11 @@ function typeOf(s: Json, mode: Mode): { type: AnyRef; nullable: boolean } {
       const items = typeOf((s.items ?? {}) as Json, mode);
       return { type: items.type === "JSON" ? "JSON" : [items.type], nullable: false };
     }
-    default:
+    case "object":
       return { type: "JSON", nullable: false };
+    default:
+      // No type at all (unknown/any): null is one of its values.
+      return { type: "JSON", nullable: true };
   }
 }
 
