@@ -38,6 +38,7 @@ async function endToEnd(path: string, n: number) {
     return { seconds, uploadSeconds: (tUploaded - t0) / 1000, rowsPerSecond: n / seconds, peakRssMiB: peakRssMiB(svc.pid), metadata: done.metadata };
   } finally {
     await svc.stop();
+    rmSync(svc.env.DATA_DIR!, { recursive: true, force: true });
   }
 }
 

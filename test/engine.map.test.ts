@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { RowError } from "../src/domain/runs";
 import { compileMapping, MappingConfigError, schemaProperties } from "../src/engine/map";
+import { RecordBuilder, RowNotes } from "../src/engine/parse/records";
 import { describeFailure, FAIL, TRANSFORM_FNS } from "../src/engine/transforms";
 import type { FieldMapping } from "../src/services/pipelines/shapes";
 
@@ -165,5 +166,59 @@ describe("compileMapping", () => {
       { tags: ["a", "b"], n: 5, b: false },
     );
     expect(row).toEqual({ tags: ["a", "b"], all: '5|["a","b"]|false', s: '["a","b"]' });
+  });
+});
+
+describe("mapping CSV field arrays (forFields)", () => {
+  // The parser hands CSV/TSV rows to the mapping as field arrays; each must map exactly as the record RecordBuilder builds from it.
+  const sameAsRecords = (columns: string[], rows: unknown[][], fieldMappings: FieldMapping[]) => {
+    const notes = new RowNotes();
+    const builder = new RecordBuilder(notes);
+    builder.setColumns(columns);
+    const mapping = compileMapping({ fieldMappings, schemaProperties: [] });
+    const fromFields = mapping.forFields(columns);
+    for (const [i, row] of rows.entries()) {
+      const a: RowError[] = [];
+      const b: RowError[] = [];
+      const viaRecord = mapping.map(builder.build(row, i + 1, false), i, a);
+      const viaFields = fromFields(row, i, b);
+      expect({ row: viaFields, errors: b }).toEqual({ row: viaRecord, errors: a });
+      expect(Object.keys(viaFields)).toEqual(Object.keys(viaRecord));
+    }
+  };
+
+  test("short, long and ragged rows; extras under positional names, including one that a header column also has", () => {
+    const columns = ["id", "name", "column_5", "constructor"];
+    const rows = [
+      ["1", "a", "x", "c"],
+      ["2", "b"],
+      ["3", "", "x", "c", "", "extra 5", "extra 6"],
+      ["4", "d", "x", "c", "", ""],
+      [],
+      ["5", " e ", "", "", "e5"],
+    ];
+    sameAsRecords(columns, rows, [
+      { source: "id", target: "id", transform: "integer" },
+      { source: "name", target: "name", transform: "trim" },
+      { source: "column_5", target: "five" },
+      { source: "column_6", target: "six", transform: "uppercase" },
+      { source: "column_2", target: "notPositional" },
+      { source: "constructor", target: "ctor" },
+      { source: "toString", target: "missing" },
+      { sources: ["name", "column_6", "column_7", "nope"], target: "joined", delimiter: "|" },
+      { target: "static", value: "s" },
+    ]);
+  });
+
+  test("a __proto__ column and transform failures", () => {
+    sameAsRecords(
+      ["__proto__", "n"],
+      [["p", "12"], ["q", "x"], ["r"], ["s", "1", "extra"]],
+      [
+        { source: "__proto__", target: "proto" },
+        { source: "n", target: "n", transform: "integer" },
+        { source: "column_3", target: "third" },
+      ],
+    );
   });
 });

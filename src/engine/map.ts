@@ -1,7 +1,8 @@
 import type { RowError } from "../domain/runs";
 import { type FieldMapping, type Transform } from "../services/pipelines/shapes";
 import { describeFailure, FAIL, TRANSFORM_FNS, type TransformFn } from "./transforms";
-import type { SourceRecord } from "./types";
+import { positionalName } from "./parse/records";
+import type { FieldRow, SourceRecord } from "./types";
 
 /**
  * A pipeline's field mappings, compiled once per file into a row function.
@@ -16,6 +17,12 @@ export interface CompiledMapping {
   readonly columns: readonly string[];
   /** Maps one record; pushes one error per failed transform onto `errors`. */
   map(record: SourceRecord, rowIndex: number, errors: RowError[]): Record<string, unknown>;
+  /**
+   * The same mapping for CSV/TSV field arrays under `columns` (the header):
+   * sources are read by position, so no record object is built per row. A
+   * row maps exactly as the record the parser would have built from it.
+   */
+  forFields(columns: readonly string[]): (row: FieldRow, rowIndex: number, errors: RowError[]) => Record<string, unknown>;
 }
 
 /** The pipeline's mapping cannot be applied at all (e.g. a static value its transform refuses). */
@@ -88,8 +95,55 @@ export function compileMapping(opts: CompileMappingOptions): CompiledMapping {
     }
     return step;
   });
-  const map = generate(steps);
-  return { columns: steps.map((s) => s.target), map };
+  const map = generate(steps, recordReader);
+  return { columns: steps.map((s) => s.target), map, forFields: (columns) => generate(steps, fieldReader(columns)) as never };
+}
+
+/** How the generated code reads a source: an expression for one name, and the function it may call. */
+interface Reader {
+  expr(name: string, guarded: boolean): string;
+  /** `read(r, name)` for aggregated sources. */
+  read(r: unknown, name: string, guarded: boolean): unknown;
+}
+
+const recordReader: Reader = {
+  expr: (name, guarded) => (guarded ? `read(r, ${lit(name)}, true)` : `r[${lit(name)}]`),
+  read: (r, name, guarded) => read(r as SourceRecord, name, guarded),
+};
+
+/**
+ * Reads from field arrays as RecordBuilder would have filled the record:
+ * the header column's position, and for a positional name (`column_12`)
+ * past the header, that extra field when it is not empty (the builder writes
+ * extras after the header's columns, so a non-empty one wins).
+ */
+function fieldReader(columns: readonly string[]): Reader {
+  const at = new Map<string, number>();
+  columns.forEach((c, i) => at.set(c, i));
+  const extraAt = (name: string): number => {
+    const m = /^column_([1-9][0-9]{0,8})$/.exec(name);
+    const i = m ? Number(m[1]) - 1 : -1;
+    return i >= columns.length && positionalName(i + 1) === name ? i : -1;
+  };
+  return {
+    expr(name) {
+      const i = at.get(name) ?? -1;
+      const e = extraAt(name);
+      if (e < 0) return i < 0 ? "undefined" : `r[${i}]`;
+      const extra = `r[${e}]`;
+      return i < 0 ? `(r.length > ${e} ? ${extra} : undefined)` : `(r.length > ${e} && ${extra} !== "" && ${extra} !== null && ${extra} !== undefined ? ${extra} : r[${i}])`;
+    },
+    read(r, name) {
+      const row = r as FieldRow;
+      const i = at.get(name) ?? -1;
+      const e = extraAt(name);
+      if (e >= 0 && row.length > e) {
+        const v = row[e];
+        if (v !== "" && v !== null && v !== undefined) return v;
+      }
+      return i < 0 ? undefined : row[i];
+    },
+  };
 }
 
 const lit = (s: string) => JSON.stringify(s);
@@ -102,7 +156,7 @@ const lit = (s: string) => JSON.stringify(s);
  * only as JSON string literals; transforms and values are passed in, never
  * written into it.
  */
-function generate(steps: Step[]): CompiledMapping["map"] {
+function generate(steps: Step[], reader: Reader): CompiledMapping["map"] {
   const fns: (TransformFn | null)[] = steps.map((s) => s.fn);
   const values: unknown[] = steps.map((s) => s.value);
   const fail = (i: number, v: unknown) => describeFailure(steps[i]!.transform!, v);
@@ -110,7 +164,7 @@ function generate(steps: Step[]): CompiledMapping["map"] {
     const s = steps[i]!;
     let joined: string | undefined;
     for (let j = 0; j < s.sources.length; j++) {
-      const p = read(record, s.sources[j]!, s.guardedSources[j]!);
+      const p = reader.read(record, s.sources[j]!, s.guardedSources[j]!);
       if (p === undefined || p === null || p === "") continue;
       const t = text(p);
       if (t === "") continue;
@@ -130,7 +184,7 @@ function generate(steps: Step[]): CompiledMapping["map"] {
       return;
     }
     if (s.kind === AGGREGATED) body.push(`v = aggregate(${i}, r);`);
-    else body.push(s.guarded ? `v = read(r, ${lit(s.source)}, true);` : `v = r[${lit(s.source)}];`);
+    else body.push(`v = ${reader.expr(s.source, s.guarded)};`);
     if (s.fn === null) {
       body.push(`if (v !== undefined && v !== "") ${assign("v")}`);
     } else {

@@ -1,7 +1,8 @@
+import { fullGC } from "bun:jsc";
 import type { ObjectStore } from "../adapters/storage/port";
 import type { RowError, RunCounts } from "../domain/runs";
 import { type CompiledMapping, compileMapping, MappingConfigError, schemaProperties } from "./map";
-import { openInput } from "./parse";
+import { openInput, type ParsedInput } from "./parse";
 import { EngineInputError, type ParseOptions, type ParseSummary, type ProcessOutcome, type ProcessRequest, type SourceRecord } from "./types";
 import { type RowValidator, SchemaCompileError, validatorFor } from "./validate";
 import { createWriter, jsonWriter, type RowWriter } from "./write";
@@ -99,7 +100,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     const original = await store.get(req.originalKey);
     if (!original) return await fail(`The original file is missing from storage (${req.originalKey}); upload it again.`);
     reader = original.getReader();
-    const input = await openInput(chunksOf(reader), parseOptions(req));
+    const input = await openInput(chunksOf(reader), { ...parseOptions(req), fields: true });
     summary = input.summary;
 
     const writer = createWriter(req.outputFormat, outputColumns(mapping.columns, req.schema.definition));
@@ -107,7 +108,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     await processed.write(writer.begin());
     const rejectWriter = jsonWriter();
 
-    const stop = await pumpRows(input.batches, {
+    const stop = await pumpRows(input, {
       mapping,
       validator,
       writer,
@@ -170,14 +171,17 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
 }
 
 /**
- * A full garbage collection every this many batches (~65k rows) in each
- * worker. Each batch leaves a few MB of buffers (source chunks, encoded
- * output) that JavaScriptCore collects late because its own heap stays small;
- * without this a worker's resident memory grows by hundreds of MB on a large
- * file (1 GB CSV on two workers: 503 MB peak for the service without, 359 MB
- * with, about 15% more processing time).
+ * A full garbage collection every this many batches (~32k rows) in each
+ * worker. Each row leaves about 1.3 KB of short-lived strings, arrays and
+ * objects; JavaScriptCore promotes what a batch still holds at each eden
+ * collection and frees that only at a full one, which it runs late because
+ * its own heap stays small, so a worker's resident memory grew by 150+ MB
+ * on a large file. `fullGC` from bun:jsc, not `Bun.gc(true)`: the latter also
+ * throws away all compiled code (every collection then re-runs the parser,
+ * the row function and the validator through the JIT tiers), which made
+ * processing on two workers about a fifth slower (docs/decisions/engine.md, "Memory").
  */
-const GC_EVERY_BATCHES = 16;
+const GC_EVERY_BATCHES = 8;
 
 export interface PumpOptions {
   mapping: CompiledMapping;
@@ -202,8 +206,13 @@ export interface PumpOptions {
  * stopped with (`fail`, the maxInvalidRows budget), or null when the input
  * was read to its end. Row indexes count from 0 at the first record read.
  */
-export async function pumpRows(batches: AsyncIterable<SourceRecord[]>, o: PumpOptions): Promise<string | null> {
+export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatches" | "fields">, o: PumpOptions): Promise<string | null> {
   const { mapping, validator, writer, rejectWriter, policy, maxInvalidRows, counts, errors, signal } = o;
+  // CSV/TSV: rows are mapped from their field arrays (no object per record); the record is built only for a rejects line.
+  const fields = input.fieldBatches && input.fields ? input.fields : null;
+  const batches: AsyncIterable<readonly unknown[]> = fields ? input.fieldBatches! : input.batches;
+  let map: (row: never, rowIndex: number, errors: RowError[]) => Record<string, unknown> = mapping.map;
+  let mapperReady = !fields;
   const out: Record<string, unknown>[] = [];
   const rowErrors: RowError[] = [];
   let stop: string | null = null;
@@ -211,12 +220,16 @@ export async function pumpRows(batches: AsyncIterable<SourceRecord[]>, o: PumpOp
   let batchCount = 0;
   for await (const batch of batches) {
     if (signal?.aborted) throw new Cancelled();
+    if (!mapperReady) {
+      map = mapping.forFields(fields!.columns());
+      mapperReady = true;
+    }
     let n = 0;
     for (let i = 0; i < batch.length; i++) {
-      const record = batch[i]!;
+      const record = batch[i] as never;
       const rowIndex = counts.total++;
       rowErrors.length = 0;
-      const row = mapping.map(record, rowIndex, rowErrors);
+      const row = map(record, rowIndex, rowErrors);
       if (rowErrors.length === 0) {
         if (validator.check(row, rowIndex, rowErrors)) {
           out[n++] = row;
@@ -231,7 +244,7 @@ export async function pumpRows(batches: AsyncIterable<SourceRecord[]>, o: PumpOp
       counts.skipped++;
       if (policy === "quarantine") {
         counts.quarantined++;
-        rejectText += rejectWriter.rows([{ rowIndex, errors: rowErrors.map((e) => ({ field: e.field, message: e.message })), row: record }]);
+        rejectText += rejectWriter.rows([{ rowIndex, errors: rowErrors.map((e) => ({ field: e.field, message: e.message })), row: fields ? fields.record(record) : record }]);
       }
       if (maxInvalidRows !== undefined && counts.invalid > maxInvalidRows) {
         stop = `More than ${plural(maxInvalidRows, "invalid row")} (the error budget mappings.validations.maxInvalidRows): ${counts.invalid} by row ${rowIndex + 1}. First errors: ${firstErrors(errors)}.`;
@@ -254,7 +267,7 @@ export async function pumpRows(batches: AsyncIterable<SourceRecord[]>, o: PumpOp
       rejectText = "";
     }
     if (o.interrupted?.()) return null;
-    if (++batchCount % GC_EVERY_BATCHES === 0) Bun.gc(true);
+    if (++batchCount % GC_EVERY_BATCHES === 0) fullGC();
   }
   return null;
 }

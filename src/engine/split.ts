@@ -199,7 +199,7 @@ async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
 }
 
 function partParseOptions(req: ProcessRequest, spec: PartSpec): ParseOptions {
-  return { ...parseOptions(req), format: spec.format, delimiter: spec.delimiter, newline: spec.newline };
+  return { ...parseOptions(req), format: spec.format, delimiter: spec.delimiter, newline: spec.newline, fields: true };
 }
 
 async function* rangeBytes(store: ObjectStore, key: string, spec: PartSpec): AsyncGenerator<Uint8Array> {
@@ -252,7 +252,7 @@ export async function processPart(req: ProcessRequest, store: ObjectStore, spec:
     const mapping = compileMapping({ fieldMappings, schemaProperties: schemaProperties(req.schema.definition) });
     const validator = validatorFor(req.schema);
     const input = await openInput(rangeBytes(store, req.originalKey, spec), partParseOptions(req, spec));
-    const stop = await pumpRows(input.batches, {
+    const stop = await pumpRows(input, {
       mapping,
       validator,
       writer: jsonWriter(),
@@ -392,7 +392,7 @@ export async function processSplit(
     };
     processed = openSink(store, req.processedKey, "application/json");
     await processed.write("[\n");
-    const stop = await pumpRows(input.batches, {
+    const stop = await pumpRows(input, {
       mapping,
       validator,
       writer: jsonWriter(),

@@ -40,6 +40,19 @@ export interface ParseOptions {
   /** CSV/TSV line ending, given together with `delimiter` (a file read in parts, src/engine/split.ts); detected when absent. */
   newline?: "\n" | "\r\n" | "\r";
   limits?: Partial<ParseLimits>;
+  /** CSV/TSV: also offer the records as field arrays (ParsedInput.fieldBatches), which the engine maps without building an object per record. */
+  fields?: boolean;
+}
+
+/** A CSV/TSV record as its fields in header order (extra fields after them), as the parser gives it. */
+export type FieldRow = readonly unknown[];
+
+/** What names the fields of FieldRows: the header, and the record a row stands for. */
+export interface FieldNames {
+  /** Column names in header order; set once the header is read (before the first batch). */
+  columns(): readonly string[];
+  /** The record `batches` would have given for `row` (ragged rows are counted once, by the parser). */
+  record(row: FieldRow): SourceRecord;
 }
 
 /** What the parser found out about the input, once it is read. */

@@ -1,6 +1,6 @@
 import Papa from "papaparse";
-import { EngineInputError, type ParseLimits, type SourceRecord } from "../types";
-import { Batcher, RecordBuilder, RowNotes, checkColumns, columnNames, mib, positionalName } from "./records";
+import { EngineInputError, type FieldRow, type ParseLimits } from "../types";
+import { Batcher, type RecordBuilder, checkColumns, columnNames, mib, positionalName } from "./records";
 
 export interface DelimitedOptions {
   delimiter: string;
@@ -46,22 +46,24 @@ const ChunkParserClass = (Papa as unknown as { Parser: new (config: object) => C
 /**
  * CSV/TSV records, streaming: each text piece is handed to papaparse's chunk
  * parser as arrays (header:false, the fast path), the unfinished last row
- * carried into the next piece, and records built here from the header.
+ * carried into the next piece. Batches hold the field arrays (FieldRow);
+ * `builder` (given the header here) turns one into its record, and counts
+ * rows that do not fit the header.
  */
 export async function* parseDelimited(
   text: AsyncIterable<string>,
   opts: DelimitedOptions,
   onColumns: (columns: string[]) => void,
-  notes: RowNotes,
-): AsyncGenerator<SourceRecord[]> {
+  builder: RecordBuilder,
+): AsyncGenerator<FieldRow[]> {
   const { limits } = opts;
   const parser = new ChunkParserClass({ delimiter: opts.delimiter, newline: opts.newline, quoteChar: opts.quote });
-  const builder = new RecordBuilder(notes);
   let columns: string[] | null = null;
+  let width = 0;
   let partial = "";
   let base = 0;
   let records = 0;
-  const batch = new Batcher();
+  const batch = new Batcher<FieldRow>();
 
   const take = (rows: string[][], checkSize: boolean): void => {
     for (let r = 0; r < rows.length; r++) {
@@ -70,18 +72,15 @@ export async function* parseDelimited(
       if (row.length > limits.maxColumns) checkColumns(row.length, limits, columns ? `Record ${records + 1}` : "The header row");
       if (checkSize) checkRowSize(row, records + 1, opts.delimiter.length, limits);
       if (columns === null) {
-        if (opts.headerRow) {
-          columns = columnNames(row);
-          builder.setColumns(columns);
-          onColumns(columns);
-          continue;
-        }
-        columns = row.map((_, i) => positionalName(i + 1));
+        columns = opts.headerRow ? columnNames(row) : row.map((_, i) => positionalName(i + 1));
+        width = columns.length;
         builder.setColumns(columns);
         onColumns(columns);
+        if (opts.headerRow) continue;
       }
       records++;
-      batch.push(builder.build(row, records));
+      if (row.length !== width) builder.note(row, records);
+      batch.push(row);
     }
   };
 

@@ -1,11 +1,9 @@
-import { DEFAULT_LIMITS, EngineInputError, type InputFormat, type ParseLimits, type ParseOptions, type ParseSummary, type SourceRecord } from "../types";
+import { DEFAULT_LIMITS, EngineInputError, type FieldNames, type FieldRow, type InputFormat, type ParseLimits, type ParseOptions, type ParseSummary, type SourceRecord } from "../types";
 import { ByteReader, gunzip, isGzip } from "./bytes";
 import { parseDelimited, sniffDelimited } from "./csv";
 import { checkNotBinary, formatFromName, isZip, looksLikeNdjson, sniffFormat } from "./detect";
-import { parseJson, parseNdjson } from "./json";
-import { RowNotes } from "./records";
-import { chooseEncoding, decodeSample, decodeText } from "./text";
-import { parseXml } from "./xml";
+import { RecordBuilder, RowNotes } from "./records";
+import { chooseEncoding, decodeSample, decodeText, loadDecoder } from "./text";
 
 /** What openInput found, plus what the parsers note while reading (rows kept although they do not fit the header). */
 export interface InputSummary extends ParseSummary {
@@ -23,6 +21,12 @@ export interface ParsedInput {
   summary: InputSummary;
   /** Records in file order, a few thousand per batch; bytes are read from the source only as batches are taken. */
   batches: AsyncIterable<SourceRecord[]>;
+  /**
+   * CSV/TSV opened with `fields: true`: the same records as field arrays
+   * (read these or `batches`, not both), named by `fields`.
+   */
+  fieldBatches?: AsyncIterable<FieldRow[]>;
+  fields?: FieldNames;
 }
 
 /** Bytes looked at before deciding gzip, encoding and format. */
@@ -66,6 +70,7 @@ export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOp
   }
 
   const choice = chooseEncoding(head, opts.encoding);
+  await loadDecoder(choice);
   summary.encoding = choice.encoding;
   if (!choice.encoding.startsWith("utf-16")) checkNotBinary(head, format ? format.toUpperCase() : "CSV, JSON or XML");
   const sample = decodeSample(head, choice);
@@ -78,11 +83,14 @@ export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOp
     case "json":
     case "ndjson": {
       summary.format = format;
+      // The JSON and XML readers (and their libraries) are loaded only for files of their kind: each worker thread saves their memory.
+      const { parseJson, parseNdjson } = await import("./json");
       const batches = format === "json" ? parseJson(text, { recordPath: opts.recordPath, limits }, setColumns) : parseNdjson(text, { limits }, setColumns);
       return { summary, batches: track(batches) };
     }
     case "xml": {
       summary.format = "xml";
+      const { parseXml } = await import("./xml");
       return { summary, batches: track(parseXml(text, { recordPath: opts.recordPath, limits }, setColumns)) };
     }
     default: {
@@ -92,13 +100,15 @@ export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOp
       summary.delimiter = delimiter;
       summary.newline = newline;
       summary.format = format === "delimited" ? (delimiter === "\t" ? "tsv" : "csv") : format;
-      const batches = parseDelimited(
-        text,
-        { delimiter, newline, quote, headerRow: opts.headerRow ?? true, skipEmptyLines: opts.skipEmptyLines ?? true, limits },
-        setColumns,
-        notes,
+      const builder = new RecordBuilder(notes);
+      const rows = track(
+        parseDelimited(text, { delimiter, newline, quote, headerRow: opts.headerRow ?? true, skipEmptyLines: opts.skipEmptyLines ?? true, limits }, setColumns, builder),
       );
-      return { summary, batches: track(batches) };
+      const records = async function* (): AsyncGenerator<SourceRecord[]> {
+        for await (const batch of rows) yield batch.map((row) => builder.build(row, 0, false));
+      };
+      const fields: FieldNames = { columns: () => builder.columnNames, record: (row) => builder.build(row, 0, false) };
+      return opts.fields ? { summary, batches: records(), fieldBatches: rows, fields } : { summary, batches: records() };
     }
   }
 }

@@ -78,26 +78,44 @@ export class RecordBuilder {
     }
   }
 
-  build(row: readonly unknown[], recordNo: number): SourceRecord {
+  get columnNames(): readonly string[] {
+    return this.columns;
+  }
+
+  build(row: readonly unknown[], recordNo: number, note = true): SourceRecord {
     const columns = this.columns;
     const n = columns.length;
-    if (this.unsafe) return this.buildSafely(row, recordNo);
+    if (this.unsafe) return this.buildSafely(row, recordNo, note);
     if (row.length === n) return this.make(row);
     const rec: SourceRecord = {};
     const m = row.length < n ? row.length : n;
     for (let i = 0; i < m; i++) rec[columns[i]!] = row[i];
-    let ragged = row.length < n;
     for (let i = n; i < row.length; i++) {
       const v = row[i];
       if (v === "" || v === null || v === undefined) continue;
       rec[positionalName(i + 1)] = v;
-      ragged = true;
     }
-    if (ragged) this.notes.ragged(recordNo, row.length, n);
+    if (note) this.note(row, recordNo);
     return rec;
   }
 
-  private buildSafely(row: readonly unknown[], recordNo: number): SourceRecord {
+  /**
+   * Counts a row that does not fit the header, as `build` would: a short
+   * row, or one with non-empty fields past the header (with a `__proto__`
+   * column, any row of another length). For readers that keep field arrays.
+   */
+  note(row: readonly unknown[], recordNo: number): void {
+    const n = this.columns.length;
+    if (row.length === n) return;
+    let ragged = row.length < n || this.unsafe;
+    for (let i = n; i < row.length && !ragged; i++) {
+      const v = row[i];
+      if (v !== "" && v !== null && v !== undefined) ragged = true;
+    }
+    if (ragged) this.notes.ragged(recordNo, row.length, n);
+  }
+
+  private buildSafely(row: readonly unknown[], recordNo: number, note: boolean): SourceRecord {
     const rec: SourceRecord = {};
     const n = this.columns.length;
     for (let i = 0; i < row.length; i++) {
@@ -105,17 +123,17 @@ export class RecordBuilder {
       if (i >= n && (v === "" || v === null || v === undefined)) continue;
       Object.defineProperty(rec, i < n ? this.columns[i]! : positionalName(i + 1), { value: v, enumerable: true, writable: true, configurable: true });
     }
-    if (row.length !== n) this.notes.ragged(recordNo, row.length, n);
+    if (note && row.length !== n) this.notes.ragged(recordNo, row.length, n);
     return rec;
   }
 }
 
 /** Collects records into batches of BATCH_SIZE, however many a parsed piece produced at once. */
-export class Batcher {
-  private current: SourceRecord[] = [];
-  private ready: SourceRecord[][] = [];
+export class Batcher<T = SourceRecord> {
+  private current: T[] = [];
+  private ready: T[][] = [];
 
-  push(rec: SourceRecord): void {
+  push(rec: T): void {
     this.current.push(rec);
     if (this.current.length >= BATCH_SIZE) {
       this.ready.push(this.current);
@@ -124,14 +142,14 @@ export class Batcher {
   }
 
   /** The full batches so far. */
-  *full(): Generator<SourceRecord[]> {
+  *full(): Generator<T[]> {
     const ready = this.ready;
     this.ready = [];
     yield* ready;
   }
 
   /** Everything left, at the end of the input. */
-  *rest(): Generator<SourceRecord[]> {
+  *rest(): Generator<T[]> {
     yield* this.full();
     if (this.current.length > 0) yield this.current;
     this.current = [];

@@ -1,3 +1,4 @@
+import { fullGC } from "bun:jsc";
 import { and, eq } from "drizzle-orm";
 import { uniqueViolation } from "../../../db/client";
 import { runKeys, safeFilename } from "../../adapters/storage/keys";
@@ -9,6 +10,9 @@ import type { ServiceContext } from "../context";
 import { pipelineForFiles } from "./pipeline-for-files";
 import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "./record";
 import type { ProcessRunPayload } from "./shapes";
+
+/** Uploads at least this large are followed by a full collection. */
+const COLLECT_AFTER_BYTES = 32 * 1024 * 1024;
 
 export type RunBody = Uint8Array | string | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
 
@@ -64,6 +68,10 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
       if (tooLarge) throw new AppError("payload_too_large", `file: larger than the ${maxBytes}-byte upload limit`);
       throw e;
     });
+
+  // A large upload leaves its request buffers to the collector, which runs late on an idle thread:
+  // collected now, before the run's worker threads add their own memory (docs/decisions/engine.md, "Memory").
+  if (stored.size >= COLLECT_AFTER_BYTES) fullGC();
 
   const now = ctx.clock.now();
   const row: RunRow = {
