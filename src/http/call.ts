@@ -123,7 +123,11 @@ export function datesAsText(value: unknown): unknown {
   for (const key in value) {
     const v = (value as Record<string, unknown>)[key];
     const t = typeof v === "object" && v !== null ? datesAsText(v) : v;
-    if (t !== v) Object.defineProperty((out ??= { ...(value as Record<string, unknown>) }), key, { value: t, enumerable: true, writable: true, configurable: true });
+    if (t === v) continue;
+    out ??= { ...(value as Record<string, unknown>) };
+    // An own `__proto__` member (JSON.parse makes one) must stay a member, not become the prototype.
+    if (key === "__proto__") Object.defineProperty(out, key, { value: t, enumerable: true, writable: true, configurable: true });
+    else out[key] = t;
   }
   return out ?? value;
 }
