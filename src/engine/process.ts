@@ -171,7 +171,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
 }
 
 /**
- * A full garbage collection every this many batches (~32k rows) in each
+ * A full garbage collection every this many batches (~16k rows) in each
  * worker. Each row leaves about 1.3 KB of short-lived strings, arrays and
  * objects; JavaScriptCore promotes what a batch still holds at each eden
  * collection and frees that only at a full one, which it runs late because
@@ -181,7 +181,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
  * the row function and the validator through the JIT tiers), which made
  * processing on two workers about a fifth slower (docs/decisions/engine.md, "Memory").
  */
-const GC_EVERY_BATCHES = 8;
+const GC_EVERY_BATCHES = 4;
 
 export interface PumpOptions {
   mapping: CompiledMapping;
