@@ -242,6 +242,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
         while (canSpawn()) spawn();
         for (let free = slots.find(idle); free; free = slots.find(idle)) {
           free.heldFor = job;
+          post(free, { type: "prepare", req: job.req });
           helpers++;
         }
       }

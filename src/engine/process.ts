@@ -4,6 +4,7 @@ import type { RowError, RunCounts } from "../domain/runs";
 import { type CompiledMapping, compileMapping, MappingConfigError, schemaProperties } from "./map";
 import { openInput, type ParsedInput } from "./parse";
 import { EngineInputError, type ParseOptions, type ParseSummary, type ProcessOutcome, type ProcessRequest, type SourceRecord } from "./types";
+import { trace } from "./trace";
 import { type RowValidator, SchemaCompileError, validatorFor } from "./validate";
 import { createWriter, jsonWriter, type RowWriter } from "./write";
 import { openSink, type Sink } from "./write/sink";
@@ -58,6 +59,13 @@ export function firstErrors(errors: readonly RowError[]): string {
     .join("; ");
 }
 
+/** Compiles (and caches) the request's validator ahead of processing; a schema that cannot be compiled fails later, in processing. */
+export function prepare(req: ProcessRequest): void {
+  try {
+    validatorFor(req.schema);
+  } catch {}
+}
+
 /**
  * One file through the engine: the original is streamed from the store,
  * parsed, mapped, validated and written back as the processed file (and a
@@ -108,6 +116,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     await processed.write(writer.begin());
     const rejectWriter = jsonWriter();
 
+    trace(`${req.runId}: one worker reads the file`);
     const stop = await pumpRows(input, {
       mapping,
       validator,
@@ -138,8 +147,10 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     }
 
     await release();
+    trace(`${req.runId}: ${counts.total} rows read`);
     await processed.write(writer.end());
     const info = await processed.close();
+    trace(`${req.runId}: processed file stored`);
     let rejectsInfo: ProcessOutcome["rejects"] = null;
     // Opened by pumpRows' callback (a closure, so the compiler still thinks it is null here).
     const rejectsSink = rejects as Sink | null;

@@ -1,7 +1,8 @@
 import { LocalObjectStore } from "../adapters/storage/local";
 import type { ObjectStore, StorageConfig } from "../adapters/storage/port";
-import { processFile } from "./process";
+import { prepare, processFile } from "./process";
 import { type PartResult, type PartSpec, planSplit, processPart, processSplit } from "./split";
+import { trace } from "./trace";
 import type { ProcessOutcome, ProcessRequest } from "./types";
 
 /**
@@ -12,12 +13,15 @@ import type { ProcessOutcome, ProcessRequest } from "./types";
  *   parts, possibly none), and `{ id, outcome }` at the end.
  * - `{ type: "part", id, req, part }`: a helper's range; answers `{ id, partResult }`.
  * - `{ type: "partResult", id, result }`: a helper's result, relayed to the lead of job `id`.
+ * - `{ type: "prepare", req }`: sent to a worker held for a job's helpers, so
+ *   that it compiles the schema's validator while the lead plans; no answer.
  * processFile never throws, so the worker lives on after a bad file; the
  * pool replaces it if it dies anyway. `{ id, cancelParts }` asks the pool to
  * stop this job's helpers (the lead reads the file alone).
  */
 export type WorkerRequest =
   | { type?: "process"; id: number; req: ProcessRequest; helpers?: number; minSplitBytes?: number }
+  | { type: "prepare"; req: ProcessRequest }
   | { type: "part"; id: number; req: ProcessRequest; part: PartSpec }
   | { type: "partResult"; id: number; result: PartResult };
 
@@ -48,9 +52,13 @@ const awaiting = new Map<number, (result: PartResult) => void>();
 const reply = (r: WorkerReply) => self.postMessage(r);
 
 async function processLead(id: number, req: ProcessRequest, store: ObjectStore, helpers: number, minSplitBytes: number | undefined): Promise<ProcessOutcome> {
+  trace(`${req.runId}: received (lead, ${helpers} helpers held)`);
+  // The validator is compiled first (cached), while the helpers held for this file compile theirs: all parts then start together.
+  if (helpers > 0) prepare(req);
   const plan = helpers > 0 ? await planSplit(req, store, { parts: helpers + 1, minBytes: minSplitBytes }).catch(() => null) : null;
   // Always answered, so the pool releases the workers it held for this file.
   reply({ id, plan: plan ? plan.parts.slice(1) : [] });
+  trace(`${req.runId}: planned, bytes per part ${plan ? plan.parts.map((p) => p.end - p.start).join(", ") : "(not split)"}`);
   if (!plan) return processFile(req, store);
   const waiting = plan.parts.slice(1).map(() => Promise.withResolvers<PartResult>());
   let failed = false;
@@ -80,7 +88,12 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     awaiting.get(msg.id)?.(msg.result);
     return;
   }
+  if (msg.type === "prepare") {
+    prepare(msg.req);
+    return;
+  }
   if (msg.type === "part") {
+    trace(`${msg.req.runId}: part ${msg.part.index} starts`);
     let result: PartResult;
     try {
       result = await processPart(msg.req, await storeFor(msg.req.storage), msg.part);
