@@ -44,6 +44,21 @@ describe("engine pool", () => {
     }
   });
 
+  test("warm starts every worker ahead of the first file", async () => {
+    const pool = createEnginePool({ size: 2 });
+    try {
+      pool.warm();
+      expect(pool.stats()).toEqual({ workers: 2, busy: 0, queued: 0 });
+      pool.warm();
+      expect(pool.stats().workers).toBe(2);
+      const req = await stored(t, "warm.csv", 2);
+      expect(await pool.process({ ...req, size: 10 })).toMatchObject({ ok: true, counts: { total: 2 } });
+      expect(pool.stats()).toEqual({ workers: 2, busy: 0, queued: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
   test("queues requests while every worker is busy, and answers each", async () => {
     const pool = createEnginePool({ size: 1 });
     try {

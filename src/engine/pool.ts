@@ -85,7 +85,7 @@ function removeParts(parts: readonly PartSpec[]): void {
   void Promise.all(parts.flatMap((p) => [rm(p.rowsPath, { force: true }), rm(p.rejectsPath, { force: true })])).catch(() => {});
 }
 
-export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(): EnginePoolStats } {
+export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(): EnginePoolStats; warm(): void } {
   const size = Math.max(1, opts.size);
   const workerUrl = opts.workerUrl ?? DEFAULT_WORKER;
   const minSplitBytes = opts.minSplitBytes;
@@ -269,6 +269,10 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
 
   return {
     stats: () => ({ workers: slots.length, busy: slots.filter((s) => !idle(s)).length, queued: queue.length }),
+    warm() {
+      if (closed) return;
+      while (canSpawn()) spawn();
+    },
     process(req, signal) {
       if (closed) return Promise.reject(new Error("engine pool is closed"));
       if (signal?.aborted) return Promise.reject(signal.reason);

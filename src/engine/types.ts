@@ -115,5 +115,11 @@ export interface ProcessOutcome {
 /** Runs ProcessRequests on Bun Worker threads so the HTTP server never waits on a file. */
 export interface EnginePool {
   process(req: ProcessRequest, signal?: AbortSignal): Promise<ProcessOutcome>;
+  /**
+   * A file is arriving: start the worker threads that are not running yet, so
+   * that they have loaded by the time its run is processed (only the first
+   * file after a start finds none).
+   */
+  warm?(): void;
   close(): Promise<void>;
 }

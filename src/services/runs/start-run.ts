@@ -60,6 +60,8 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
   const mimetype = contentType(opts.mimetype, filename);
   const maxBytes = opts.maxBytes ?? ctx.settings.maxUploadBytes;
 
+  // The engine's threads load while the file streams in (they are already running except after a start).
+  ctx.engine.warm?.();
   let tooLarge = false;
   const stored = await ctx.storage
     .put(keys.original, limited(opts.body, maxBytes, () => (tooLarge = true)), { contentType: mimetype })
