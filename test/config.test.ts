@@ -51,7 +51,6 @@ describe("configuration", () => {
     ["SFTP_POLL_CRON", { SFTP_POLL_CRON: "every minute" }, /SFTP_POLL_CRON: must be five cron fields/],
     ["SFTP_POLL_CRON", { SFTP_POLL_CRON: "99 * * * *" }, /SFTP_POLL_CRON: must be five cron fields/],
     ["SFTP_POLL_SETTLE_SECONDS", { SFTP_POLL_SETTLE_SECONDS: "-1" }, /SFTP_POLL_SETTLE_SECONDS: must be 0 or more/],
-    ["SMTP_MAX_BYTES", { SMTP_MAX_BYTES: "0" }, /SMTP_MAX_BYTES: must be a positive number of bytes/],
     ["LOG_LEVEL", { LOG_LEVEL: "loud" }, /LOG_LEVEL: /],
     ["DATABASE_URL", { DATABASE_URL: "mysql://x" }, /DATABASE_URL: must be a postgres:\/\/ URL/],
     ["ENCRYPTION_KEY", { ENCRYPTION_KEY: "short" }, /ENCRYPTION_KEY: must be 32 bytes/],
