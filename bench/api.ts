@@ -4,7 +4,8 @@
  * a bare Elysia app with the same route shape (bench/bare-elysia.ts, fixed
  * bodies: the service's own answers) are loaded in the same run with
  * `wrk -t2 -c64 -d10s`, one target after the other, each side warmed first.
- *   bun bench/api.ts [seconds=10] [rounds=2]   (BENCH_DATABASE_URL=postgres://... for the Postgres rows)
+ *   bun bench/api.ts [seconds=10] [rounds=2]   (BENCH_DATABASE_URL=postgres://... for the Postgres rows;
+ *   BENCH_ONLY=a,b for the targets whose names contain a or b)
  * Writes bench/results/api.md. Run it on a quiet machine: the load average
  * is recorded before each measurement.
  */
@@ -17,6 +18,8 @@ const SECONDS = Number(process.argv[2] ?? 10);
 /** Service and bare alternate this many times per target; the best run of each is kept (other work on a shared machine only ever slows a run down). */
 const ROUNDS = Number(process.argv[3] ?? 2);
 const WARMUP_SECONDS = 2;
+/** BENCH_ONLY="GET /pipelines,tRPC": only the targets whose names contain one of these (for trying a change; the committed table has all). */
+const ONLY = process.env.BENCH_ONLY?.split(",").filter(Boolean);
 const CONNECTIONS = 64;
 const THREADS = 2;
 const dir = tempDir("fps-bench-api-");
@@ -188,6 +191,7 @@ async function runDialect(label: string, extraEnv: Record<string, string>): Prom
     const rows: Row[] = [];
     const best = (a: WrkResult | null, b: WrkResult) => (a && a.rps >= b.rps ? a : b);
     for (const t of list) {
+      if (ONLY && !ONLY.some((o) => t.name.includes(o))) continue;
       const h = t.auth ? headers : {};
       wrk(`${svc.url}${t.path}`, t, h, WARMUP_SECONDS);
       wrk(`${bareUrl}${t.path}`, t, {}, WARMUP_SECONDS);
@@ -273,5 +277,6 @@ ${sections.join("\n\n")}
 See docs/decisions/hot-path.md for what the profile showed and what each change bought.
 `;
 mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
-writeFileSync(join(ROOT, "bench", "results", "api.md"), md);
+// A partial run is for trying a change: it never replaces the committed table.
+if (!ONLY) writeFileSync(join(ROOT, "bench", "results", "api.md"), md);
 console.log(md);

@@ -1,13 +1,14 @@
 import { Database as BunSqlite } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { Column, fillPlaceholders, is, SQL } from "drizzle-orm";
+import { Column, fillPlaceholders, getTableName, is, SQL, sql, Table } from "drizzle-orm";
 import { drizzle as drizzleSqlite } from "drizzle-orm/bun-sqlite";
 import { migrate as migrateSqlite } from "drizzle-orm/bun-sqlite/migrator";
 import { drizzle as drizzlePg, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import { migrate as migratePg } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import * as pgSchema from "./pg/schema";
+import { READ_CACHE_TOPIC, type ReadCache, ReadCaches, type ReadCacheSpec, SIGNALS_CHANNEL } from "./read-cache";
 import * as sqliteSchema from "./sqlite/schema";
 
 /**
@@ -71,6 +72,14 @@ export interface Database {
    * as it is. Postgres has none (instances tell each other by NOTIFY).
    */
   externalVersion?(): number;
+  /**
+   * The read cache `spec` declares (its name and the tables, by SQL name,
+   * its reads touch), cleared by every commit that could change what it
+   * holds (db/read-cache.ts). Only reads outside `tx()` may use it.
+   */
+  readCache<V>(spec: ReadCacheSpec<V>): ReadCache<V>;
+  /** Another instance signalled a write to cached tables (or its signals may have been missed): every read cache is cleared. */
+  clearReadCaches(): void;
   close(): Promise<void>;
 }
 
@@ -197,6 +206,12 @@ export function openSqlite(path: string): Database {
   const commits = commitListeners();
   const dataVersion = client.query<{ data_version: number }, []>("PRAGMA data_version");
   let lock: Promise<void> = Promise.resolve();
+  let inTransaction = false;
+  const caches = new ReadCaches(cascadesInto(client), {
+    inTransaction: () => inTransaction,
+    externalVersion: () => dataVersion.get()!.data_version,
+    ttlMs: Number.POSITIVE_INFINITY,
+  });
   return {
     dialect: "sqlite",
     t: sqliteSchema as unknown as Tables,
@@ -209,6 +224,8 @@ export function openSqlite(path: string): Database {
       const touched = new Set<unknown>();
       try {
         client.exec("BEGIN IMMEDIATE");
+        inTransaction = true;
+        caches.began();
         let result: Awaited<ReturnType<typeof fn>>;
         try {
           result = await fn(recording(handle, touched));
@@ -216,7 +233,11 @@ export function openSqlite(path: string): Database {
         } catch (e) {
           client.exec("ROLLBACK");
           throw e;
+        } finally {
+          inTransaction = false;
         }
+        // Read caches first, quiet or not: the caller's next read must see this commit.
+        caches.committed([...touched].map((t) => getTableName(t as Table)));
         if (!opts?.quiet) commits.emit(touched);
         return result;
       } finally {
@@ -237,6 +258,8 @@ export function openSqlite(path: string): Database {
     }, handle),
     onCommit: commits.on,
     externalVersion: () => dataVersion.get()!.data_version,
+    readCache: (spec) => caches.cache(spec),
+    clearReadCaches: () => caches.clearAll(),
     async close() {
       await lock;
       client.close();
@@ -244,8 +267,56 @@ export function openSqlite(path: string): Database {
   };
 }
 
+/**
+ * For each table, itself and every table whose deletes reach it through
+ * foreign keys that cascade (or set null or a default): a cache of reads of
+ * `pipelines` must also be cleared when a workspace is deleted.
+ */
+function cascadesInto(client: BunSqlite): (table: string) => ReadonlySet<string> {
+  const tables = client.query<{ name: string }, []>("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").all();
+  const parents = new Map<string, string[]>();
+  for (const { name } of tables) {
+    const keys = client.query<{ table: string; on_delete: string }, []>(`select "table", on_delete from pragma_foreign_key_list('${name.replaceAll("'", "''")}')`).all();
+    parents.set(
+      name,
+      keys.filter((k) => k.on_delete !== "NO ACTION" && k.on_delete !== "RESTRICT").map((k) => k.table),
+    );
+  }
+  return closure(parents);
+}
+
+/** As `cascadesInto`, from Postgres's catalog. */
+async function pgCascadesInto(client: postgres.Sql): Promise<(table: string) => ReadonlySet<string>> {
+  const keys = await client<{ child: string; parent: string }[]>`
+    select c.relname as child, p.relname as parent
+    from pg_constraint k
+    join pg_class c on c.oid = k.conrelid
+    join pg_class p on p.oid = k.confrelid
+    join pg_namespace n on n.oid = c.relnamespace
+    where k.contype = 'f' and k.confdeltype in ('c', 'n', 'd') and n.nspname = current_schema()`;
+  const parents = new Map<string, string[]>();
+  for (const k of keys) parents.set(k.child, [...(parents.get(k.child) ?? []), k.parent]);
+  return closure(parents);
+}
+
+/** For each table, itself and its parents' closure. */
+function closure(parents: ReadonlyMap<string, readonly string[]>): (table: string) => ReadonlySet<string> {
+  return (table) => {
+    const out = new Set<string>();
+    const visit = (t: string) => {
+      if (out.has(t)) return;
+      out.add(t);
+      for (const p of parents.get(t) ?? []) visit(p);
+    };
+    visit(table);
+    return out;
+  };
+}
+
 export interface PgOptions {
   max?: number;
+  /** READ_CACHE_TTL_MS: how long a cached read may live (0: no read cache). Default 1000. */
+  readCacheTtlMs?: number;
 }
 
 export async function openPostgres(url: string, opts: PgOptions = {}): Promise<Database> {
@@ -261,6 +332,9 @@ export async function openPostgres(url: string, opts: PgOptions = {}): Promise<D
     lock.release();
   }
   const commits = commitListeners();
+  const caches = new ReadCaches(await pgCascadesInto(client), { inTransaction: () => false, ttlMs: opts.readCacheTtlMs ?? 1000 });
+  // Sent in the writing transaction: the other instances hear of it with the commit, never before, and always.
+  const signal = sql`select pg_notify(${SIGNALS_CHANNEL}, ${JSON.stringify({ origin: "db", topic: READ_CACHE_TOPIC })})`;
   return {
     dialect: "pg",
     url,
@@ -268,7 +342,14 @@ export async function openPostgres(url: string, opts: PgOptions = {}): Promise<D
     read: db,
     async tx(fn, opts) {
       const touched = new Set<unknown>();
-      const result = await db.transaction((tx) => fn(recording(tx, touched)));
+      let written: string[] = [];
+      const result = await db.transaction(async (tx) => {
+        const r = await fn(recording(tx, touched));
+        written = [...touched].map((t) => getTableName(t as Table));
+        if (caches.affects(written)) await tx.execute(signal);
+        return r;
+      });
+      caches.committed(written);
       if (!opts?.quiet) commits.emit(touched);
       return result;
     },
@@ -285,14 +366,17 @@ export async function openPostgres(url: string, opts: PgOptions = {}): Promise<D
         );
     }, db),
     onCommit: commits.on,
+    readCache: (spec) => caches.cache(spec),
+    clearReadCaches: () => caches.clearAll(),
     close: () => client.end({ timeout: 5 }),
   };
 }
 
 export async function openDatabase(
   cfg: { kind: "sqlite"; path: string } | { kind: "pg"; url: string },
+  opts: Pick<PgOptions, "readCacheTtlMs"> = {},
 ): Promise<Database> {
-  return cfg.kind === "sqlite" ? openSqlite(cfg.path) : openPostgres(cfg.url);
+  return cfg.kind === "sqlite" ? openSqlite(cfg.path) : openPostgres(cfg.url, opts);
 }
 
 function causes(e: unknown): unknown[] {

@@ -87,6 +87,7 @@ const Env = z.object({
   FILE_LINK_TTL_SECONDS: z.coerce.number().int().min(1, "must be at least 1").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(3600),
   /** How long an API key lookup is reused when no change was signalled (docs/decisions/hot-path.md); 0 looks every key up on every request. */
   KEY_CACHE_TTL_MS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").max(60_000, "must be at most 60000").default(1000),
+  READ_CACHE_TTL_MS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").max(60_000, "must be at most 60000").default(1000),
   /** Documents: an upload up to this many bytes gets one presigned PUT (`single`), a larger one `multipart` (at most S3's 5 GiB PutObject limit). */
   DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: z.coerce
     .number()
@@ -173,6 +174,8 @@ export interface Config {
   maxUploadBytes: number;
   fileLinkTtlSeconds: number;
   keyCacheTtlMs: number;
+  /** Postgres: how long a cached read (a pipeline, a page of connections) may live on an instance when no change was signalled; 0: none kept. */
+  readCacheTtlMs: number;
   documentsSingleUploadMaxBytes: number;
   outboundUploadTtlSeconds: number;
   outboundMaxPartBytes: number;
@@ -244,6 +247,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     fileLinkTtlSeconds: e.FILE_LINK_TTL_SECONDS,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
+    readCacheTtlMs: e.READ_CACHE_TTL_MS,
     documentsSingleUploadMaxBytes: e.DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES,
     outboundUploadTtlSeconds: e.OUTBOUND_UPLOAD_TTL_SECONDS,
     outboundMaxPartBytes: e.OUTBOUND_MAX_PART_BYTES,

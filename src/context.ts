@@ -1,4 +1,5 @@
 import { type Database, openDatabase } from "../db/client";
+import { READ_CACHE_TOPIC } from "../db/read-cache";
 import { createSecretBox, loadOrCreateKeyFile } from "./adapters/crypto/secret-box";
 import type { SftpClientPort } from "./adapters/sftp/port";
 import { createEventBus } from "./adapters/events";
@@ -28,7 +29,7 @@ export interface ServiceOptions {
 /** The adapters, wired once; the admin CLI uses this alone, the service mounts its transports on it. */
 export async function createServiceContext(opts: ServiceOptions): Promise<ServiceContext> {
   const { config } = opts;
-  const db = opts.db ?? (await openDatabase(config.database));
+  const db = opts.db ?? (await openDatabase(config.database, { readCacheTtlMs: config.readCacheTtlMs }));
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
   const encryptionKey = config.encryptionKey ?? loadOrCreateKeyFile(config.dataDir);
@@ -36,6 +37,8 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
   const events = await createEventBus({ db, log });
   // Service and admin CLI alike: the CLI's key and workspace changes reach the running instances.
   startKeyCache({ db, events, log, ttlMs: config.keyCacheTtlMs });
+  // Another instance wrote what a read cache may hold (db/read-cache.ts), or its signals may have been missed.
+  events.onSignal?.(READ_CACHE_TOPIC, () => db.clearReadCaches());
   return {
     db,
     clock,

@@ -92,6 +92,13 @@ describe("configuration", () => {
     expect(() => parseConfig({ KEY_CACHE_TTL_MS: "60001" })).toThrow("KEY_CACHE_TTL_MS: must be at most 60000");
   });
 
+  test("read cache (Postgres): reads kept at most 1 s unless configured; 0 turns it off; more than 60 s or a fraction refused", () => {
+    expect(parseConfig({}).readCacheTtlMs).toBe(1000);
+    expect(parseConfig({ READ_CACHE_TTL_MS: "0" }).readCacheTtlMs).toBe(0);
+    expect(() => parseConfig({ READ_CACHE_TTL_MS: "60001" })).toThrow("READ_CACHE_TTL_MS: must be at most 60000");
+    expect(() => parseConfig({ READ_CACHE_TTL_MS: "1.5" })).toThrow("READ_CACHE_TTL_MS: must be a whole number");
+  });
+
   test("webhook settings: schedule with units (or none), timeout, Retry-After cap, private targets", () => {
     const c = parseConfig({
       WEBHOOK_RETRY_SCHEDULE: "250ms, 2s,1m,1h,1d",

@@ -107,6 +107,7 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
  */
 export function datesAsText(value: unknown): unknown {
   if (value instanceof Date) return value.toJSON();
+  if (typeof value === "object" && value !== null && knownPlain.has(value)) return value;
   if (Array.isArray(value)) {
     let out: unknown[] | null = null;
     for (let i = 0; i < value.length; i++) {
@@ -130,6 +131,34 @@ export function datesAsText(value: unknown): unknown {
     else out[key] = t;
   }
   return out ?? value;
+}
+
+/** Values `presenter` made: already free of Dates, frozen, not walked again. */
+const knownPlain = new WeakSet<object>();
+
+/**
+ * A REST presenter for records that may come from a read cache
+ * (db/read-cache.ts: frozen, the same object on every hit). For such a
+ * record the reply value (dates as text) is made once per API version and
+ * reused; any other record is presented each time. `reusable(version)` is
+ * false where the value carries secrets in clear (they are never kept).
+ */
+export function presenter<R extends object, V>(
+  present: (rec: R, version: ApiVersion) => V,
+  reusable: (version: ApiVersion) => boolean = () => true,
+): (rec: R, version: ApiVersion) => V {
+  const made = new WeakMap<R, Partial<Record<ApiVersion, V>>>();
+  return (rec, version) => {
+    if (!Object.isFrozen(rec) || !reusable(version)) return present(rec, version);
+    let byVersion = made.get(rec);
+    const hit = byVersion?.[version];
+    if (hit !== undefined) return hit;
+    const value = Object.freeze(datesAsText(present(rec, version))) as V;
+    knownPlain.add(value as object);
+    if (!byVersion) made.set(rec, (byVersion = {}));
+    byVersion[version] = value;
+    return value;
+  };
 }
 
 /**

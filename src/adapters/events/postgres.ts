@@ -1,4 +1,5 @@
 import postgres from "postgres";
+import { SIGNALS_CHANNEL } from "../../../db/read-cache";
 import type { Logger } from "../../logger";
 import { DEFAULT_BUFFER, Hub } from "./hub";
 import type { EventBus, RunEvent } from "./port";
@@ -6,8 +7,8 @@ import { RunEventPayload } from "./shapes";
 
 /** The channel every instance on one database listens on (NOTIFY is scoped to the database). */
 export const CHANNEL = "fps_run_events";
-/** Signals between instances (cache invalidation): `{origin, topic}`, on the same LISTEN connection. */
-export const SIGNALS = "fps_signals";
+/** Signals between instances (cache invalidation): `{origin, topic}`, on the same LISTEN connection (db/client.ts sends the read caches' from inside transactions). */
+export const SIGNALS = SIGNALS_CHANNEL;
 /** Postgres refuses NOTIFY payloads of 8000 bytes or more. */
 const MAX_PAYLOAD = 7999;
 

@@ -2,15 +2,20 @@ import { Elysia } from "elysia";
 import * as connections from "../../services/connections";
 import type { ServiceContext } from "../../services/context";
 import { DeleteResult } from "../../services/shared/shapes";
-import { type Call, callPlugin, type HttpOptions } from "../call";
+import { VERSION_RULES } from "../../domain/versions";
+import { type Call, callPlugin, type HttpOptions, presenter } from "../call";
 import { describe, type RouteDescription } from "../openapi";
 import { bareList } from "./lists";
 
 /** /connections, and the legacy /clients aliases with identical behaviour. */
 export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
   const app = new Elysia({ name: "routes:connections" }).use(callPlugin(svc, http));
-  const present = (call: Call, rec: Awaited<ReturnType<typeof connections.getConnection>>) =>
-    connections.presentConnection(svc, rec, call.version);
+  // A connection from the read cache is presented once per version; never where the version returns credentials in clear.
+  const presentOnce = presenter(
+    (rec: Awaited<ReturnType<typeof connections.getConnection>>, version) => connections.presentConnection(svc, rec, version),
+    (version) => !VERSION_RULES[version].returnsCredentials,
+  );
+  const present = (call: Call, rec: Awaited<ReturnType<typeof connections.getConnection>>) => presentOnce(rec, call.version);
 
   for (const base of ["/connections", "/clients"] as const) {
     const legacy = base === "/clients";

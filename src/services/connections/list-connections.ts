@@ -1,4 +1,6 @@
+import type { z } from "zod";
 import { and, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { cachedRead, readCacheSpec } from "../../../db/read-cache";
 import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { likeContains, type Page } from "../shared/shapes";
@@ -53,15 +55,24 @@ function listStatements(ctx: ServiceContext, filters: { type: boolean; name: boo
   };
 }
 
+/** Pages of connections with their customer servers, by workspace and query. */
+const PAGES = readCacheSpec<Page<ConnectionRecord>>("connections.page", ["connections", "sftp_servers"]);
+
 /** Newest first. `name` matches part of the name, ignoring case. */
 export async function listConnections(
   ctx: ServiceContext,
   opts: CallOptions & { query?: Record<string, unknown> },
 ): Promise<Page<ConnectionRecord>> {
   const q = parseInput(ListConnectionsQuery, opts.query ?? {});
+  // A page is kept until a commit could change it (db/read-cache.ts).
+  const key = JSON.stringify([opts.actor.workspaceId, q.type ?? null, q.name ?? null, q.limit, q.page]);
+  return cachedRead(ctx.db.readCache(PAGES), key, () => readPage(ctx, opts.actor.workspaceId, q));
+}
+
+async function readPage(ctx: ServiceContext, workspaceId: string, q: z.output<typeof ListConnectionsQuery>): Promise<Page<ConnectionRecord>> {
   const s = listStatements(ctx, { type: Boolean(q.type), name: Boolean(q.name) });
   const values = {
-    workspaceId: opts.actor.workspaceId,
+    workspaceId,
     type: q.type,
     name: q.name ? likeContains(q.name) : undefined,
     limit: q.limit,

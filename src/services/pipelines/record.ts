@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { type Reader, type Writer, uniqueViolation } from "../../../db/client";
+import { cachedRead, readCacheSpec } from "../../../db/read-cache";
 import type { pipelines } from "../../../db/pg/schema";
 import { AppError, notFound } from "../../domain/errors";
 import type { ServiceContext } from "../context";
@@ -95,16 +96,22 @@ function pipelineWithWebhooks(ctx: ServiceContext, opts: { workspaceId: string; 
   )({ id: opts.id, workspaceId: opts.workspaceId });
 }
 
+/** A pipeline with its webhooks, by workspace and id. */
+const PIPELINE_READS = readCacheSpec<PipelineRecord>("pipelines.withWebhooks", ["pipelines", "pipeline_webhooks", "webhooks"]);
+
 export async function loadPipeline(ctx: ServiceContext, opts: { workspaceId: string; id: string }, r: Reader = ctx.db.read): Promise<PipelineRecord> {
   if (r === ctx.db.read) {
-    // Outside a transaction (GET /pipelines/{id}, the hottest read): prepared statements.
-    if (ctx.db.dialect === "pg") {
-      const [found] = await pipelineWithWebhooks(ctx, opts);
-      if (!found) throw notFound("pipeline", opts.id);
-      return found;
-    }
-    const [row, webhooks] = await Promise.all([loadPipelineRow(ctx, opts), webhooksOf(ctx, opts.id)]);
-    return { row, webhooks };
+    // Outside a transaction (GET /pipelines/{id}, the hottest read): kept until a commit could change it
+    // (db/read-cache.ts), else prepared statements; a missing pipeline is looked up each time.
+    return cachedRead(ctx.db.readCache(PIPELINE_READS), `${opts.workspaceId}/${opts.id}`, async () => {
+      if (ctx.db.dialect === "pg") {
+        const [found] = await pipelineWithWebhooks(ctx, opts);
+        if (!found) throw notFound("pipeline", opts.id);
+        return found;
+      }
+      const [row, webhooks] = await Promise.all([loadPipelineRow(ctx, opts), webhooksOf(ctx, opts.id)]);
+      return { row, webhooks };
+    });
   }
   const row = await loadPipelineRow(ctx, opts, r);
   const [rec] = await withWebhooks(ctx, [row], r);
