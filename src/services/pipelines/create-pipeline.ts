@@ -30,7 +30,9 @@ export async function createPipeline(
     .tx(async (w) => {
       await checkReferences(ctx, w, { workspaceId, ...input, webhookIds });
       await w.insert(ctx.db.t.pipelines).values(row);
-      await linkWebhooks(ctx, w, row, webhookIds);
+      // Without webhooks the record is the row as inserted: nothing to read back (a round trip on Postgres).
+      if (webhookIds.length === 0) return { row, webhooks: [] };
+      await linkWebhooks(ctx, w, row, webhookIds, { created: true });
       return loadPipeline(ctx, { workspaceId, id: row.id }, w);
     })
     .catch((e) => pipelineConflict(e, row.name));

@@ -118,10 +118,10 @@ export async function loadPipeline(ctx: ServiceContext, opts: { workspaceId: str
   return rec!;
 }
 
-/** Replaces a pipeline's webhook links. */
-export async function linkWebhooks(ctx: ServiceContext, w: Writer, row: PipelineRow, webhookIds: string[]): Promise<void> {
+/** Replaces a pipeline's webhook links (`created`: a pipeline inserted in this transaction has none to remove). */
+export async function linkWebhooks(ctx: ServiceContext, w: Writer, row: PipelineRow, webhookIds: string[], opts: { created?: boolean } = {}): Promise<void> {
   const pw = ctx.db.t.pipelineWebhooks;
-  await w.delete(pw).where(eq(pw.pipelineId, row.id));
+  if (!opts.created) await w.delete(pw).where(eq(pw.pipelineId, row.id));
   if (webhookIds.length > 0) {
     await w.insert(pw).values(webhookIds.map((webhookId) => ({ pipelineId: row.id, webhookId, workspaceId: row.workspaceId })));
   }

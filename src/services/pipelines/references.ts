@@ -1,4 +1,4 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Reader } from "../../../db/client";
 import { AppError } from "../../domain/errors";
 import type { Actor, ServiceContext } from "../context";
@@ -27,16 +27,25 @@ export async function checkReferences(
 ): Promise<void> {
   const { connections: c, schemas: s, webhooks: wh } = ctx.db.t;
   if (opts.clientId !== undefined) {
-    const [conn] = await r
-      .select({ type: c.type })
-      .from(c)
-      .where(and(eq(c.id, opts.clientId), eq(c.workspaceId, opts.workspaceId)));
+    // With a schema too (every create), both in one statement: the schema joined to the connection's row.
+    const schemaId = opts.schemaId;
+    const [conn] =
+      schemaId === undefined
+        ? await r
+            .select({ type: c.type, schemaId: sql<string | null>`null` })
+            .from(c)
+            .where(and(eq(c.id, opts.clientId), eq(c.workspaceId, opts.workspaceId)))
+        : await r
+            .select({ type: c.type, schemaId: s.id })
+            .from(c)
+            .leftJoin(s, and(eq(s.id, schemaId), eq(s.workspaceId, opts.workspaceId)))
+            .where(and(eq(c.id, opts.clientId), eq(c.workspaceId, opts.workspaceId)));
     if (!conn) throw new AppError("not_found", `clientId: connection '${opts.clientId}' not found`);
     if (opts.direction === "outbound" && conn.type !== "SFTP") {
       throw new AppError("invalid_input", `direction: outbound pipelines deliver over SFTP; connection '${opts.clientId}' is ${conn.type}`);
     }
-  }
-  if (opts.schemaId !== undefined) {
+    if (schemaId !== undefined && conn.schemaId === null) throw new AppError("not_found", `schemaId: schema '${schemaId}' not found`);
+  } else if (opts.schemaId !== undefined) {
     const [sch] = await r
       .select({ id: s.id })
       .from(s)
