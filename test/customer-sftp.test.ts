@@ -419,12 +419,11 @@ describe("delivery to the customer's outbound folder", () => {
     const c = await connection();
     sshd.mkdir(`${c.dir}/outbound`, 0o555);
     const denied = deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: c.id, filename: "r.csv", openBody: async () => "x\n" });
-    expect(denied).rejects.toThrow(/writing .*\/outbound\/r\.csv: .*Permission denied/i);
-    await denied.catch(() => {});
+    await expect(denied).rejects.toThrow(/writing .*\/outbound\/r\.csv: .*Permission denied/i);
     expect(readdirSync(c.remote("outbound"))).toEqual([]);
 
     const wrong = await connection({ auth: { sftpPassword: "not-the-password" } });
-    expect(
+    await expect(
       deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: wrong.id, filename: "r.csv", openBody: async () => "x\n" }),
     ).rejects.toThrow(/login as 'fpstest' .* failed: the server refused the credentials/);
   });

@@ -2,11 +2,13 @@ import { Elysia } from "elysia";
 import type { ServiceContext } from "../../services/context";
 import * as pipelines from "../../services/pipelines";
 import { DeleteResult } from "../../services/shared/shapes";
-import { callPlugin, type HttpOptions } from "../call";
+import { callPlugin, type HttpOptions, presenter } from "../call";
 import { describe, type RouteDescription } from "../openapi";
 import { bareList } from "./lists";
 
 export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
+  // A pipeline from the read cache is presented once (the same for every version).
+  const present = presenter((rec: pipelines.PipelineRecord) => pipelines.presentPipeline(rec));
   const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Pipelines"] });
   return new Elysia({ name: "routes:pipelines" })
     .use(callPlugin(svc, http))
@@ -16,7 +18,7 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
     .post("/pipelines", async ({ call, input }) => pipelines.presentPipeline(await pipelines.createPipeline(svc, { ...call, input: input as never })), {
       detail: doc({ summary: "Create a pipeline", body: pipelines.CreatePipelineInput, response: { one: pipelines.Pipeline } }),
     })
-    .get("/pipelines/:id", async ({ call, params }) => pipelines.presentPipeline(await pipelines.getPipeline(svc, { ...call, id: params.id })), {
+    .get("/pipelines/:id", async ({ call, params }) => present(await pipelines.getPipeline(svc, { ...call, id: params.id }), call.version), {
       detail: doc({ summary: "Get a pipeline", response: { one: pipelines.Pipeline } }),
     })
     .patch(

@@ -2,6 +2,6 @@ export { createPipeline } from "./create-pipeline";
 export { deletePipeline } from "./delete-pipeline";
 export { getPipeline } from "./get-pipeline";
 export { listPipelines } from "./list-pipelines";
-export { presentPipeline } from "./record";
+export { type PipelineRecord, presentPipeline } from "./record";
 export { updatePipeline } from "./update-pipeline";
 export * from "./shapes";
