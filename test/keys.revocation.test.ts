@@ -9,6 +9,7 @@ import { revokeKey } from "../src/services/keys/revoke-key";
 import { setDefaultVersion, setFeature } from "../src/services/workspaces/update-workspace";
 import { testDialect } from "./helpers/database";
 import { Harness, type TestWorkspace } from "./helpers/harness";
+import { type Instance, secondInstance, within } from "./helpers/instances";
 
 /**
  * API key lookups are cached (src/services/keys/cache.ts); a revoked key, a
@@ -22,16 +23,6 @@ const ROOT = new URL("..", import.meta.url).pathname;
 
 async function status(h: Harness, key: string, path = "/pipelines") {
   return (await h.request("GET", path, { key })).status;
-}
-
-/** Polls `probe` until it answers true; the milliseconds that took, or fails after `limitMs`. */
-async function within(limitMs: number, probe: () => Promise<boolean>): Promise<number> {
-  const t0 = performance.now();
-  for (;;) {
-    if (await probe()) return performance.now() - t0;
-    if (performance.now() - t0 > limitMs) throw new Error(`not within ${limitMs} ms`);
-    await Bun.sleep(10);
-  }
 }
 
 describe("the cache itself", () => {
@@ -164,23 +155,15 @@ if (testDialect() === "pg") {
   describe("Postgres: two instances on one database", () => {
     let a: Harness;
     let ws: TestWorkspace;
-    let b: { url: string; proc: ReturnType<typeof Bun.spawn> };
+    let b: Instance;
 
     beforeAll(async () => {
       a = await Harness.start({ startJobs: false, env: LONG_TTL });
       ws = await a.workspace();
-      const probe = Bun.serve({ port: 0, fetch: () => new Response() });
-      const port = probe.port!;
-      probe.stop(true);
-      const url = `http://127.0.0.1:${port}`;
-      const env = { ...process.env, ...a.childEnv(), ...LONG_TTL, PORT: String(port), HOST: "127.0.0.1", PUBLIC_URL: url, WORKERS: "1" };
-      const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: ROOT, env, stdout: "ignore", stderr: "inherit" });
-      b = { url, proc };
-      await within(30_000, async () => (await fetch(`${url}/healthz`).catch(() => null))?.ok === true);
+      b = await secondInstance(a, LONG_TTL);
     }, 60_000);
     afterAll(async () => {
-      b?.proc.kill("SIGTERM");
-      await b?.proc.exited;
+      await b?.stop();
       await a.close();
     });
 

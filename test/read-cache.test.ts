@@ -10,6 +10,7 @@ import { cachedRead, EXTERNAL_CHECK_MS, readCacheSpec } from "../db/read-cache";
 import { jobs } from "../db/sqlite/schema";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { testDialect } from "./helpers/database";
+import { type Instance, secondInstance, within } from "./helpers/instances";
 
 /**
  * The SQLite read cache (db/read-cache.ts) behind GET /pipelines/{id} and
@@ -194,37 +195,17 @@ describe(`cached reads stay true through the API (${testDialect()})`, () => {
 /** Postgres: a second instance (its own process, a 60 s cache lifetime) sees the first one's writes by the NOTIFY sent with them. */
 if (testDialect() === "pg") {
   describe("Postgres: cached reads on two instances", () => {
-    const ROOT = new URL("..", import.meta.url).pathname;
     let a: Harness;
     let ws: TestWorkspace;
-    let b: { url: string; proc: ReturnType<typeof Bun.spawn> };
-
-    async function within(limitMs: number, probe: () => Promise<boolean>): Promise<number> {
-      const t0 = performance.now();
-      while (!(await probe())) {
-        if (performance.now() - t0 > limitMs) throw new Error(`not within ${limitMs} ms`);
-        await Bun.sleep(5);
-      }
-      return performance.now() - t0;
-    }
+    let b: Instance;
 
     beforeAll(async () => {
       a = await Harness.start({ startJobs: false });
       ws = await a.workspace();
-      const probe = Bun.serve({ port: 0, fetch: () => new Response() });
-      const port = probe.port!;
-      probe.stop(true);
-      const url = `http://127.0.0.1:${port}`;
-      const env = { ...process.env, ...a.childEnv(), READ_CACHE_TTL_MS: "60000", PORT: String(port), HOST: "127.0.0.1", PUBLIC_URL: url, WORKERS: "1", SFTP_PORT: "0", SMTP_PORT: "0" };
-      b = { url, proc: Bun.spawn([process.execPath, "src/main.ts"], { cwd: ROOT, env, stdout: "ignore", stderr: "inherit" }) };
-      await within(30_000, async () => {
-        if (b.proc.exitCode !== null) throw new Error(`the second instance exited with ${b.proc.exitCode} (its output is above)`);
-        return (await fetch(`${url}/healthz`).catch(() => null))?.ok === true;
-      });
+      b = await secondInstance(a, { READ_CACHE_TTL_MS: "60000" });
     }, 60_000);
     afterAll(async () => {
-      b?.proc.kill("SIGTERM");
-      await b?.proc.exited;
+      await b?.stop();
       await a.close();
     });
 
