@@ -40,20 +40,22 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
   let routes: () => DocumentedRoute[] = () => [];
 
   const started = new WeakMap<Request, number>();
+  // The log level is set once, at start-up (LOG_LEVEL).
+  const accessLog = svc.log.isLevelEnabled("info");
   const app = new Elysia({ name: "file-pipeline-service" })
     .onRequest(({ request, set }) => {
-      if (svc.log.isLevelEnabled("info")) started.set(request, performance.now());
+      if (accessLog) started.set(request, performance.now());
       set.headers["service-version"] = provisionalVersion(request, svc.clock.now());
     })
     // One access line a request: method, route, status and time; never bodies, keys or query values.
-    .onAfterResponse({ as: "global" }, ({ request, route, set }) => {
-      if (!svc.log.isLevelEnabled("info")) return;
+    // Registered only when written: Elysia schedules every after-response hook (a setImmediate per request) whether or not it logs.
+    .onAfterResponse({ as: "global" }, accessLog ? ({ request, route, set }) => {
       const t0 = started.get(request);
       svc.log.info(
         { method: request.method, route, status: set.status, ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 10) / 10 },
         "request",
       );
-    })
+    } : [])
     .onError({ as: "global" }, ({ code, error, set, request, path }) => {
       const e = toAppError(error, { frameworkCode: code, method: request.method, path, log: svc.log });
       set.status = HTTP_STATUS[e.code];

@@ -41,9 +41,18 @@ export function parseToken(token: string): { lookup: string; secret: string } | 
   return m ? { lookup: m[1]!, secret: m[2]! } : null;
 }
 
+/**
+ * Where every check writes the secret's digest: one buffer for the process
+ * (checks are synchronous), so a request allocates no hasher object. A
+ * node:crypto Hash and its digest Buffer per request are native-backed
+ * objects that each garbage collection must finalise: under load they
+ * doubled the service's collection pauses (docs/decisions/hot-path.md).
+ */
+const checked = new Uint8Array(32);
+
 /** `stored`: the row's hex digest, or its bytes (the key cache keeps them decoded). */
 export function secretMatches(secret: string, stored: string | Uint8Array): boolean {
-  const a = createHash("sha256").update(secret).digest();
+  const a = Bun.SHA256.hash(secret, checked) as Uint8Array;
   const b = typeof stored === "string" ? Buffer.from(stored, "hex") : stored;
   return a.length === b.length && timingSafeEqual(a, b);
 }
