@@ -30,7 +30,14 @@
  *   the next request reads, so such a caller fails loudly instead.
  */
 export const EXTERNAL_CHECK_MS = 50;
-const MAX_ENTRIES = 1000;
+/** Entries a cache keeps unless its declaration says otherwise; the oldest goes first. */
+const DEFAULT_MAX_ENTRIES = 1000;
+/**
+ * And at most this much of their JSON text (a pipeline's mappings may be
+ * up to a 1 MB body): what bounds a cache's memory whatever is stored. A
+ * value larger than this is not kept.
+ */
+const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 /** The Postgres channel instances tell each other on (src/adapters/events/postgres.ts listens), and the read caches' topic on it. */
 export const SIGNALS_CHANNEL = "fps_signals";
 export const READ_CACHE_TOPIC = "read-cache";
@@ -44,15 +51,18 @@ export const READ_CACHE_TOPIC = "read-cache";
 export interface ReadCacheSpec<V> {
   readonly name: string;
   readonly tables: readonly string[];
+  /** At most this many entries and this many bytes of their JSON text (the oldest goes first). */
+  readonly maxEntries: number;
+  readonly maxBytes: number;
   /** Type only. */
   readonly __value?: V;
 }
 const declared = new Map<string, readonly string[]>();
 
-export function readCacheSpec<V>(name: string, tables: readonly string[]): ReadCacheSpec<V> {
+export function readCacheSpec<V>(name: string, tables: readonly string[], opts: { maxEntries?: number; maxBytes?: number } = {}): ReadCacheSpec<V> {
   if (declared.has(name)) throw new Error(`read cache '${name}' is declared twice`);
   declared.set(name, tables);
-  return { name, tables };
+  return { name, tables, maxEntries: opts.maxEntries ?? DEFAULT_MAX_ENTRIES, maxBytes: opts.maxBytes ?? DEFAULT_MAX_BYTES };
 }
 
 /** When a load began: the epoch (-1 inside a transaction) and the time. */
@@ -117,7 +127,7 @@ export class ReadCaches {
   cache<V>(spec: ReadCacheSpec<V>): ReadCache<V> {
     let c = this.caches.get(spec.name);
     if (!c) {
-      c = new TableCache<unknown>(this, this.closure(spec.tables));
+      c = new TableCache<unknown>(this, this.closure(spec.tables), spec.maxEntries, spec.maxBytes);
       this.caches.set(spec.name, c);
     }
     return c as TableCache<V>;
@@ -172,11 +182,14 @@ export class ReadCaches {
 
 
 class TableCache<V> implements ReadCache<V> {
-  private readonly entries = new Map<string, { value: V; until: number }>();
+  private readonly entries = new Map<string, { value: V; until: number; bytes: number }>();
+  private bytes = 0;
 
   constructor(
     private readonly owner: ReadCaches,
     readonly deps: ReadonlySet<string>,
+    private readonly maxEntries: number,
+    private readonly maxBytes: number,
   ) {}
 
   get(key: string): V | undefined {
@@ -184,7 +197,7 @@ class TableCache<V> implements ReadCache<V> {
     const e = this.entries.get(key);
     if (!e) return undefined;
     if (e.until !== Infinity && this.owner.now() >= e.until) {
-      this.entries.delete(key);
+      this.remove(key);
       return undefined;
     }
     return e.value;
@@ -199,13 +212,28 @@ class TableCache<V> implements ReadCache<V> {
   store(key: string, value: V, ticket: Ticket): void {
     const { ttlMs, inTransaction } = this.owner.opts;
     if (ttlMs <= 0 || ticket.epoch !== this.owner.epoch || inTransaction()) return;
-    if (this.entries.size >= MAX_ENTRIES && !this.entries.has(key)) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { value: deepFreeze(value), until: ticket.at + ttlMs });
+    // Measured on a miss only (a store follows a database read).
+    const bytes = JSON.stringify(value)?.length ?? 0;
+    if (bytes > this.maxBytes) return;
+    this.remove(key);
+    while (this.entries.size > 0 && (this.entries.size >= this.maxEntries || this.bytes + bytes > this.maxBytes)) {
+      this.remove(this.entries.keys().next().value!);
+    }
+    this.entries.set(key, { value: deepFreeze(value), until: ticket.at + ttlMs, bytes });
+    this.bytes += bytes;
+  }
+
+  private remove(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    this.bytes -= e.bytes;
   }
 
   clear(): void {
     this.owner.epoch++;
     this.entries.clear();
+    this.bytes = 0;
   }
 
   get size(): number {

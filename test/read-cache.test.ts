@@ -63,6 +63,23 @@ describe("read cache (SQLite connection)", () => {
     expect(cache.get("k")).toBeUndefined();
   });
 
+  test("bounded: the oldest entry goes past maxEntries or maxBytes (JSON text); a value larger than maxBytes is not kept", () => {
+    const byCount = db.readCache(readCacheSpec<string>("test.count", ["workspaces"], { maxEntries: 2 }));
+    for (const k of ["a", "b", "c"]) byCount.store(k, k, byCount.ticket());
+    expect([byCount.get("a"), byCount.get("b"), byCount.get("c")]).toEqual([undefined, "b", "c"]);
+    // 10 characters of JSON each ("xxxxxxxx" with its quotes): 25 bytes hold two.
+    const byBytes = db.readCache(readCacheSpec<string>("test.bytes", ["workspaces"], { maxBytes: 25 }));
+    for (const k of ["a", "b", "c"]) byBytes.store(k, "x".repeat(8), byBytes.ticket());
+    expect(byBytes.size).toBe(2);
+    expect(byBytes.get("a")).toBeUndefined();
+    byBytes.store("big", "x".repeat(30), byBytes.ticket());
+    expect(byBytes.get("big")).toBeUndefined();
+    expect(byBytes.size).toBe(2);
+    // Replacing a key counts its bytes once.
+    byBytes.store("c", "y".repeat(8), byBytes.ticket());
+    expect([byBytes.size, byBytes.get("b"), byBytes.get("c")]).toEqual([2, "x".repeat(8), "y".repeat(8)]);
+  });
+
   test("kept values are frozen: a caller cannot change what the next one reads", async () => {
     const cache = db.readCache(readCacheSpec<{ name: string }[]>("test.frozen", ["workspaces"]));
     const v = await cachedRead(cache, ws, () => names());

@@ -55,8 +55,12 @@ function listStatements(ctx: ServiceContext, filters: { type: boolean; name: boo
   };
 }
 
-/** Pages of connections with their customer servers, by workspace and query. */
-const PAGES = readCacheSpec<Page<ConnectionRecord>>("connections.page", ["connections", "sftp_servers"]);
+/**
+ * Pages of connections with their customer servers, by workspace and query.
+ * At most 200 pages (and the default byte bound): a page holds up to
+ * MAX_PAGE_SIZE connections, each presented once more for the reply.
+ */
+const PAGES = readCacheSpec<Page<ConnectionRecord>>("connections.page", ["connections", "sftp_servers"], { maxEntries: 200 });
 
 /** Newest first. `name` matches part of the name, ignoring case. */
 export async function listConnections(
