@@ -67,7 +67,7 @@ describe("read cache (SQLite connection)", () => {
     const byCount = db.readCache(readCacheSpec<string>("test.count", ["workspaces"], { maxEntries: 2 }));
     for (const k of ["a", "b", "c"]) byCount.store(k, k, byCount.ticket());
     expect([byCount.get("a"), byCount.get("b"), byCount.get("c")]).toEqual([undefined, "b", "c"]);
-    // 10 characters of JSON each ("xxxxxxxx" with its quotes): 25 bytes hold two.
+    // An eight-character string is 10 characters of JSON (with its quotes): 25 bytes hold two.
     const byBytes = db.readCache(readCacheSpec<string>("test.bytes", ["workspaces"], { maxBytes: 25 }));
     for (const k of ["a", "b", "c"]) byBytes.store(k, "x".repeat(8), byBytes.ticket());
     expect(byBytes.size).toBe(2);
