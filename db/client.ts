@@ -205,11 +205,12 @@ export function openSqlite(path: string): Database {
   const handle = db as unknown as PgDb;
   const commits = commitListeners();
   const dataVersion = client.query<{ data_version: number }, []>("PRAGMA data_version");
+  const externalVersion = () => dataVersion.get()!.data_version;
   let lock: Promise<void> = Promise.resolve();
   let inTransaction = false;
   const caches = new ReadCaches(cascadesInto(client), {
     inTransaction: () => inTransaction,
-    externalVersion: () => dataVersion.get()!.data_version,
+    externalVersion,
     ttlMs: Number.POSITIVE_INFINITY,
   });
   return {
@@ -257,7 +258,7 @@ export function openSqlite(path: string): Database {
       return (values) => Promise.resolve(stmt.values(...fillPlaceholders(query.params, values ?? {})).map(map));
     }, handle),
     onCommit: commits.on,
-    externalVersion: () => dataVersion.get()!.data_version,
+    externalVersion,
     readCache: (spec) => caches.cache(spec),
     clearReadCaches: () => caches.clearAll(),
     async close() {

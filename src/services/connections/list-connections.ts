@@ -1,4 +1,3 @@
-import type { z } from "zod";
 import { and, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { cachedRead, readCacheSpec } from "../../../db/read-cache";
 import { parseInput } from "../../domain/validation";
@@ -73,7 +72,7 @@ export async function listConnections(
   return cachedRead(ctx.db.readCache(PAGES), key, () => readPage(ctx, opts.actor.workspaceId, q));
 }
 
-async function readPage(ctx: ServiceContext, workspaceId: string, q: z.output<typeof ListConnectionsQuery>): Promise<Page<ConnectionRecord>> {
+async function readPage(ctx: ServiceContext, workspaceId: string, q: ListConnectionsQuery): Promise<Page<ConnectionRecord>> {
   const s = listStatements(ctx, { type: Boolean(q.type), name: Boolean(q.name) });
   const values = {
     workspaceId,

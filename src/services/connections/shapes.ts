@@ -134,6 +134,7 @@ export const ListConnectionsQuery = PageQuery.extend({
   type: ConnectionTypeShape.optional(),
   name: z.string().max(200).optional(),
 });
+export type ListConnectionsQuery = z.output<typeof ListConnectionsQuery>;
 
 const SftpServer = z
   .object({

@@ -1,4 +1,5 @@
 import type { Database } from "../../../db/client";
+import { EXTERNAL_CHECK_MS } from "../../../db/read-cache";
 import type { EventBus } from "../../adapters/events/port";
 import type { Logger } from "../../logger";
 
@@ -20,7 +21,8 @@ const MAX_ENTRIES = 10_000;
  * file-lock system calls), so not on every request; 50 ms keeps the CLI's
  * revocations well inside the one-second bound.
  */
-export const EXTERNAL_CHECK_MS = 50;
+// The same throttle as the read caches: one PRAGMA data_version read per 50 ms.
+export { EXTERNAL_CHECK_MS };
 
 /** A key's row with its workspace's settings: everything authentication reads. */
 export interface CachedKey {
