@@ -31,7 +31,7 @@ export function loadHostKey(opts: { dataDir: string; configured: string | null }
   const path = join(opts.dataDir, HOST_KEY_FILE);
   if (existsSync(path)) return describe(readFileSync(path, "utf8"), "data-dir", path);
   mkdirSync(opts.dataDir, { recursive: true });
-  const pair = utils.generateKeyPairSync("ed25519");
+  const pair = generateHostKeyPair();
   try {
     writeFileSync(path, pair.private, { mode: 0o600, flag: "wx" });
     chmodSync(path, 0o600);
@@ -42,6 +42,33 @@ export function loadHostKey(opts: { dataDir: string; configured: string | null }
     throw e;
   }
   return describe(pair.private, "generated", path);
+}
+
+/** Attempts before giving up on a key pair ssh2 can read back (each fails with probability ~0.003). */
+const KEYGEN_ATTEMPTS = 8;
+
+/**
+ * A new ed25519 host key pair, checked before it is kept. Under Bun about 3
+ * in 1,000 of the pairs ssh2's `generateKeyPairSync` gives are malformed (a
+ * 31-byte key where 32 are due: a leading zero byte lost) and ssh2 itself
+ * cannot read them back, which made a fresh service fail to start now and
+ * then. A pair is kept only when it parses and signs data its public half
+ * verifies; otherwise another is generated.
+ */
+export function generateHostKeyPair(generate: () => { private: string; public: string } = () => utils.generateKeyPairSync("ed25519")): { private: string; public: string } {
+  for (let attempt = 1; ; attempt++) {
+    const pair = generate();
+    const parsed = utils.parseKey(pair.private);
+    const pub = utils.parseKey(pair.public);
+    const key = parsed instanceof Error ? undefined : Array.isArray(parsed) ? parsed[0] : parsed;
+    const pubKey = pub instanceof Error ? undefined : Array.isArray(pub) ? pub[0] : pub;
+    if (key && pubKey) {
+      const probe = Buffer.from("fps host key check");
+      const sig = key.sign(probe);
+      if (sig instanceof Buffer && pubKey.verify(probe, sig) === true) return pair;
+    }
+    if (attempt >= KEYGEN_ATTEMPTS) throw new Error(`could not generate an ed25519 host key that ssh2 can read (${KEYGEN_ATTEMPTS} attempts); set SFTP_HOST_KEY to a key made with ssh-keygen -t ed25519`);
+  }
 }
 
 function readConfigured(path: string): string {
