@@ -78,6 +78,18 @@ async function splitInProcess(req: ProcessRequest, parts: number) {
   return { plan, outcome };
 }
 
+/** The etag the local store has recorded beside `key` (its metadata file), waiting up to 5 s for one to appear. */
+async function recordedEtag(key: string): Promise<string | undefined> {
+  const h = new Bun.CryptoHasher("sha256").update(key).digest("hex");
+  const path = join((t.store as unknown as { root: string }).root, ".fps", "meta", h.slice(0, 2), `${h}.json`);
+  for (let i = 0; i < 100; i++) {
+    const meta = (await Bun.file(path).json().catch(() => ({}))) as { etag?: string };
+    if (meta.etag) return meta.etag;
+    await Bun.sleep(50);
+  }
+  return undefined;
+}
+
 const tmpFiles = () => readdirSync(join((t.store as unknown as { root: string }).root, ".fps", "tmp")).filter((n) => n.endsWith(".rows") || n.endsWith(".rejects"));
 
 async function single(filename: string, body: string, mappings: unknown) {
@@ -201,6 +213,12 @@ describe("one file on several workers", () => {
       const req = await stored("p.csv", body, MAPPINGS("quarantine"));
       expect(await result(req, await pool.process(req))).toEqual(expected);
       expect(pool.stats()).toEqual({ workers: 2, busy: 0, queued: 0 });
+      // The outputs' etags, the md5 of their bytes, are computed by the worker after it answered, before anyone asks.
+      for (const key of [req.processedKey, req.rejectsKey]) {
+        const md5 = new Bun.CryptoHasher("md5").update((await t.text(key))!).digest("hex");
+        expect(await recordedEtag(key)).toBe(md5);
+        expect((await t.store.stat(key))!.etag).toBe(md5);
+      }
       // Two files at once: each is read by one worker (none held), both right.
       const [a, b] = [await stored("p.csv", body, MAPPINGS("quarantine")), await stored("p.csv", body, MAPPINGS("quarantine"))];
       const [oa, ob] = await Promise.all([pool.process(a), pool.process(b)]);

@@ -111,9 +111,20 @@ describe.each([
       expect((await store.put("rt/guess.unknownext", "x")).contentType).toBe("application/octet-stream");
     });
 
-    test("a missing object: stat and get answer null", async () => {
+    test("a missing object: stat and get answer null, exists false", async () => {
       expect(await store.stat("rt/missing.txt")).toBeNull();
       expect(await store.get("rt/missing.txt")).toBeNull();
+      expect(await store.exists("rt/missing.txt")).toBe(false);
+    });
+
+    test("exists: true for an object, also an empty one; false for a folder of objects and after a delete", async () => {
+      await store.put("rt/ex/here.txt", "x");
+      await store.put("rt/ex/empty", "");
+      expect(await store.exists("rt/ex/here.txt")).toBe(true);
+      expect(await store.exists("rt/ex/empty")).toBe(true);
+      expect(await store.exists("rt/ex")).toBe(false);
+      await store.delete("rt/ex/here.txt");
+      expect(await store.exists("rt/ex/here.txt")).toBe(false);
     });
 
     test("an empty object is an object", async () => {

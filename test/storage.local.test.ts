@@ -255,6 +255,40 @@ describe("atomic writes", () => {
     expect(info!.etag).toBe(new Bun.CryptoHasher("md5").update("second, written behind the store's back").digest("hex"));
   });
 
+  test("a file put by putFile (the engine's outputs) gets the md5 of its bytes as etag when first asked for, with the content type it was given", async () => {
+    const body = '[\n{"id":1},\n{"id":2}\n]\n';
+    const md5 = new Bun.CryptoHasher("md5").update(body).digest("hex");
+    const putFile = async (key: string) => {
+      const tmp = join(store.root, ".fps", "tmp", `putfile-${key.replace(/\W/g, "_")}`);
+      await Bun.write(tmp, body);
+      const put = await store.putFile(key, tmp, { contentType: "application/json" });
+      expect(put).toMatchObject({ key, size: body.length });
+      expect((put as { etag?: string }).etag).toBeUndefined();
+    };
+    // exists (what a run's download link checks) does not compute it.
+    await putFile("ws/d/linked.out");
+    expect(await store.exists("ws/d/linked.out")).toBe(true);
+    const h = new Bun.CryptoHasher("sha256").update("ws/d/linked.out").digest("hex");
+    const metaFile = join(store.root, ".fps", "meta", h.slice(0, 2), `${h}.json`);
+    expect((await Bun.file(metaFile).json()).etag).toBeUndefined();
+    // First asked for by a GET link.
+    const res = await fetchLink(await store.presign("ws/d/linked.out", { method: "GET", expiresIn: 60 }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("etag")).toBe(`"${md5}"`);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await res.text()).toBe(body);
+    expect(await store.stat("ws/d/linked.out")).toMatchObject({ etag: md5, contentType: "application/json" });
+    expect((await Bun.file(metaFile).json()).etag).toBe(md5);
+    // First asked for by a listing, then by stat: the same.
+    await putFile("ws/d/listed.out");
+    const listed = await store.list("ws/d/");
+    expect(listed.objects.map((o) => [o.key, o.etag, o.contentType])).toEqual([
+      ["ws/d/linked.out", md5, "application/json"],
+      ["ws/d/listed.out", md5, "application/json"],
+    ]);
+    expect(await store.stat("ws/d/listed.out")).toMatchObject({ size: body.length, etag: md5, contentType: "application/json" });
+  });
+
   test("a key cannot be both an object and a folder on disk: conflict, nothing lost", async () => {
     await store.put("ws/d/x", "file");
     await expect(store.put("ws/d/x/y", "nested")).rejects.toMatchObject({ code: "conflict" });

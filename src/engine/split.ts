@@ -14,7 +14,7 @@ import { DEFAULT_MIN_SPLIT_BYTES, type ParseOptions, type ProcessOutcome, type P
 import { trace } from "./trace";
 import { validatorFor } from "./validate";
 import { jsonWriter } from "./write";
-import { FileWriter, fileStore, openSink, type Sink } from "./write/sink";
+import { FileWriter, openSink, type Sink } from "./write/sink";
 
 /**
  * One file on several worker threads (docs/decisions/engine.md, "Performance").
@@ -34,8 +34,8 @@ export { DEFAULT_MIN_SPLIT_BYTES } from "./types";
 /** Bytes looked at for the format and the header (as openInput does). */
 const HEAD_BYTES = 64 * 1024;
 /**
- * The lead's share of the bytes relative to a helper's. Each part hashes and
- * writes its own rows, so the shares are nearly equal; the lead then copies
+ * The lead's share of the bytes relative to a helper's. Each part writes
+ * its own rows, so the shares are nearly equal; the lead then copies
  * the helpers' rows (about 1 GB/s), which overlaps their work only when the
  * lead is done first, so it gets a little less. (0.7 while the lead also
  * hashed the helpers' rows; on the 1M-row bench file 0.7 then left the lead
@@ -77,9 +77,8 @@ export interface PartResult {
   errors: RowError[];
   /** A rejects file was written. */
   rejects: boolean;
-  /** Bytes in the rows file, and their md5 when the lead's sink wants it (a local store). */
+  /** Bytes in the rows file. */
   rowsSize: number;
-  rowsMd5?: string;
   /** Why it stopped, for the log (the lead reads the file alone then). */
   detail?: string;
 }
@@ -223,12 +222,12 @@ async function* rangeBytes(store: ObjectStore, key: string, spec: PartSpec): Asy
 
 const zeroCounts = (): RunCounts => ({ total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 });
 
-/** A helper's temp file, created on its first write; hashed when the lead's sink composes its etag from the parts' md5s. */
-function tempWriter(path: string, md5: boolean) {
+/** A helper's temp file, created on its first write. */
+function tempWriter(path: string) {
   let file: FileWriter | null = null;
   return {
     async write(text: string) {
-      file ??= new FileWriter(path, { md5, backgroundSync: false });
+      file ??= new FileWriter(path, { backgroundSync: false });
       file.text(text);
     },
     get opened() {
@@ -237,7 +236,6 @@ function tempWriter(path: string, md5: boolean) {
     get size() {
       return file?.size ?? 0;
     },
-    md5: () => (file && md5 ? file.digest() : undefined),
     async end() {
       await file?.end();
     },
@@ -248,9 +246,8 @@ function tempWriter(path: string, md5: boolean) {
 export async function processPart(req: ProcessRequest, store: ObjectStore, spec: PartSpec, signal?: AbortSignal): Promise<PartResult> {
   const counts = zeroCounts();
   const errors: RowError[] = [];
-  const hashed = fileStore(store) !== null;
-  const rows = tempWriter(spec.rowsPath, hashed);
-  const rejects = tempWriter(spec.rejectsPath, false);
+  const rows = tempWriter(spec.rowsPath);
+  const rejects = tempWriter(spec.rejectsPath);
   let result: PartResult;
   try {
     const { fieldMappings, validations } = req.mappings;
@@ -273,7 +270,7 @@ export async function processPart(req: ProcessRequest, store: ObjectStore, spec:
     await rows.end();
     await rejects.end();
     trace(`${req.runId}: part ${spec.index}: ${counts.total} rows read`);
-    result = { index: spec.index, ok: stop === null, counts, errors, rejects: rejects.opened, rowsSize: rows.size, rowsMd5: rows.md5(), detail: stop ?? undefined };
+    result = { index: spec.index, ok: stop === null, counts, errors, rejects: rejects.opened, rowsSize: rows.size, detail: stop ?? undefined };
   } catch (e) {
     await rows.end().catch(() => {});
     await rejects.end().catch(() => {});
@@ -435,7 +432,6 @@ export async function processSplit(
       const r = await results[k - 1]!;
       if (signal?.aborted) throw new Cancelled();
       if (!r.ok || copied !== r.rowsSize) return await giveUp();
-      processed.foreignDone(r.rowsMd5, r.rowsSize);
       const offset = counts.total;
       for (const e of r.errors) {
         if (errors.length >= MAX_REPORTED_ERRORS) break;

@@ -1,4 +1,4 @@
-import { LocalObjectStore } from "../adapters/storage/local";
+import { createObjectStore } from "../adapters/storage/index";
 import type { ObjectStore, StorageConfig } from "../adapters/storage/port";
 import { prepare, processFile } from "./process";
 import { type PartResult, type PartSpec, planSplit, processPart, processSplit } from "./split";
@@ -35,12 +35,12 @@ declare const self: Worker;
 
 // A worker serves one service, so one store per distinct configuration is a handful at most.
 const stores = new Map<string, ObjectStore>();
-async function storeFor(cfg: StorageConfig): Promise<ObjectStore> {
+// createObjectStore loads the S3 client only for S3 settings: it doubles a worker's start-up time and adds ~15 MB to each.
+function storeFor(cfg: StorageConfig): ObjectStore {
   const key = JSON.stringify(cfg);
   let store = stores.get(key);
   if (!store) {
-    // The S3 client is loaded only by workers that need it: it doubles a worker's start-up time and adds ~15 MB to each.
-    store = cfg.kind === "local" ? new LocalObjectStore(cfg) : new (await import("../adapters/storage/s3")).S3ObjectStore(cfg);
+    store = createObjectStore(cfg);
     stores.set(key, store);
   }
   return store;
@@ -96,7 +96,7 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     trace(`${msg.req.runId}: part ${msg.part.index} starts`);
     let result: PartResult;
     try {
-      result = await processPart(msg.req, await storeFor(msg.req.storage), msg.part);
+      result = await processPart(msg.req, storeFor(msg.req.storage), msg.part);
     } catch (e) {
       result = { index: msg.part.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: false, rowsSize: 0, detail: String(e) };
     }
@@ -105,8 +105,10 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   }
   const { id, req } = msg;
   let outcome: ProcessOutcome;
+  let store: ObjectStore | null = null;
   try {
-    outcome = await processLead(id, req, await storeFor(req.storage), msg.helpers ?? 0, msg.minSplitBytes);
+    store = storeFor(req.storage);
+    outcome = await processLead(id, req, store, msg.helpers ?? 0, msg.minSplitBytes);
   } catch (e) {
     // Only opening the store can get here.
     const err = e instanceof Error ? e : new Error(String(e));
@@ -122,4 +124,19 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     };
   }
   reply({ id, outcome });
+  if (store?.kind === "local") hashOutputs(store, outcome);
 };
+
+/**
+ * The local store computes an output's etag (the md5 of its bytes) when it is
+ * first asked for, so that a run does not wait for the hash of its output.
+ * Asking here, once the outcome is reported, does it on this worker while it
+ * is otherwise idle, rather than in the latency of the file's first download
+ * link or listing. If the worker stops first, the first reader computes it.
+ */
+function hashOutputs(store: ObjectStore, outcome: ProcessOutcome): void {
+  const keys = [outcome.processed?.key, outcome.rejects?.key].filter((k): k is string => k !== undefined);
+  void (async () => {
+    for (const key of keys) await store.stat(key);
+  })().catch(() => {});
+}

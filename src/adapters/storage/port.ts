@@ -41,6 +41,8 @@ export interface ObjectStore {
   /** The object's bytes, streamed; null when it does not exist. `range` is inclusive, as HTTP ranges are. */
   get(key: string, opts?: { range?: { start: number; end?: number } }): Promise<ReadableStream<Uint8Array> | null>;
   stat(key: string): Promise<ObjectInfo | null>;
+  /** Whether an object is at the key: `stat` without its metadata (the local store may have to compute an etag for that). */
+  exists(key: string): Promise<boolean>;
   /** Objects whose key starts with `prefix`, in key order, a page at a time. */
   list(prefix: string, opts?: { after?: string; limit?: number; delimiter?: string }): Promise<{ objects: ObjectInfo[]; prefixes: string[]; next: string | null }>;
   copy(from: string, to: string): Promise<void>;

@@ -92,6 +92,10 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
+  async exists(key: string): Promise<boolean> {
+    return (await this.stat(key)) !== null;
+  }
+
   async stat(key: string): Promise<ObjectInfo | null> {
     assertKey(key);
     try {

@@ -12,17 +12,12 @@ import type { ObjectInfo, ObjectStore } from "../../adapters/storage/port";
  */
 export interface Sink {
   write(text: string): Promise<void>;
-  /**
-   * Bytes of a part of the output written by another worker, in order after
-   * the text so far; `foreignDone` ends that part with the md5 its writer
-   * computed (a file sink composes its etag from the parts' md5s).
-   */
+  /** Bytes of a part of the output written by another worker, in order after the text so far. */
   writeForeign(bytes: Uint8Array): Promise<void>;
-  foreignDone(md5: string | undefined, size: number): void;
   /** True when `writeForeign` is done with its bytes once it resolves (the caller may reuse its buffer). */
   readonly copies: boolean;
   /** Ends the body and waits for the store to have the whole object. */
-  close(): Promise<ObjectInfo>;
+  close(): Promise<{ size: number }>;
   /** Fails the body (the store then keeps nothing at the key) and waits for the put to settle. */
   abort(reason: Error): Promise<void>;
 }
@@ -101,7 +96,6 @@ export function openStreamSink(store: ObjectStore, key: string, contentType: str
       if (failure) throw failure;
     },
     copies: false,
-    foreignDone() {},
     async writeForeign(bytes) {
       if (failure) throw failure;
       flush();
@@ -128,7 +122,7 @@ export function openStreamSink(store: ObjectStore, key: string, contentType: str
 /** The local store's way in for finished files (src/adapters/storage/local.ts). */
 export interface FileStore {
   readonly root: string;
-  putFile(key: string, path: string, opts: { etag: string; contentType?: string }): Promise<ObjectInfo>;
+  putFile(key: string, path: string, opts: { contentType?: string }): Promise<Omit<ObjectInfo, "etag">>;
 }
 
 export function fileStore(store: ObjectStore): FileStore | null {
@@ -146,30 +140,26 @@ export function storeTempPath(store: FileStore): string {
 const ENCODER = new TextEncoder();
 /** An fsync is started in the background after this many bytes, so the disk writes while the worker computes. */
 const SYNC_EVERY = 32 * 1024 * 1024;
-const EMPTY_MD5 = "d41d8cd98f00b204e9800998ecf8427e";
 
 /**
  * Text written to a file from a worker thread: encoded into one reused
- * buffer, hashed (md5), and written synchronously (the worker has nothing
- * else to do meanwhile), so a batch leaves no buffer behind for the garbage
- * collector, and no stream machinery runs per chunk.
+ * buffer and written synchronously (the worker has nothing else to do
+ * meanwhile), so a batch leaves no buffer behind for the garbage collector,
+ * and no stream machinery runs per chunk. Nothing is hashed here: the local
+ * store computes an output's etag when first asked for (`putFile`).
  */
 export class FileWriter {
   private fd: number | null;
   private buf = new Uint8Array(1024 * 1024);
-  private hash: Bun.CryptoHasher | null;
-  /** Bytes hashed since the last `digest`. */
-  hashed = 0;
   size = 0;
   private unsynced = 0;
   private syncing: Promise<void> | null = null;
 
   constructor(
     readonly path: string,
-    private readonly opts: { md5: boolean; backgroundSync: boolean },
+    private readonly opts: { backgroundSync: boolean },
   ) {
     this.fd = openSync(path, "wx");
-    this.hash = opts.md5 ? new Bun.CryptoHasher("md5") : null;
   }
 
   text(s: string): void {
@@ -180,13 +170,8 @@ export class FileWriter {
     this.bytes(this.buf.subarray(0, written));
   }
 
-  /** Writes `b` (hashed unless `foreign`: another writer hashed it). */
-  bytes(b: Uint8Array, foreign = false): void {
+  bytes(b: Uint8Array): void {
     if (this.fd === null) throw new Error(`${this.path} is closed`);
-    if (!foreign && this.hash) {
-      this.hash.update(b);
-      this.hashed += b.byteLength;
-    }
     for (let off = 0; off < b.byteLength; ) off += writeSync(this.fd, b, off, b.byteLength - off);
     this.size += b.byteLength;
     this.unsynced += b.byteLength;
@@ -195,15 +180,6 @@ export class FileWriter {
       const fd = this.fd;
       this.syncing = new Promise<void>((resolve) => fsync(fd, () => resolve())).finally(() => (this.syncing = null));
     }
-  }
-
-  /** The md5 (hex) of what was hashed since the last call, and a fresh hash for what follows. */
-  digest(): string {
-    if (!this.hash) return EMPTY_MD5;
-    const hex = this.hash.digest("hex");
-    this.hash = new Bun.CryptoHasher("md5");
-    this.hashed = 0;
-    return hex;
   }
 
   /** Closes the file (after any background fsync; the store fsyncs what is left). */
@@ -220,21 +196,10 @@ export class FileWriter {
   }
 }
 
-/**
- * A sink writing a temp file in the local store's temp folder, put in place
- * by `putFile` on close. The etag is the md5 of the bytes when one writer
- * wrote them all; an output joined from other workers' parts gets the
- * multipart form S3 and the local store give a multipart object (md5 of the
- * parts' binary md5s, `-` and the number of parts): each part is hashed on
- * the thread that wrote it.
- */
+/** A sink writing a temp file in the local store's temp folder, put in place by `putFile` on close. */
 export function openFileSink(store: FileStore, key: string, contentType: string): Sink {
-  const file = new FileWriter(storeTempPath(store), { md5: true, backgroundSync: true });
-  const parts: string[] = [];
+  const file = new FileWriter(storeTempPath(store), { backgroundSync: true });
   let failure: Error | null = null;
-  const ownPart = () => {
-    if (file.hashed > 0) parts.push(file.digest());
-  };
   const check = () => {
     if (failure) throw failure;
   };
@@ -246,24 +211,13 @@ export function openFileSink(store: FileStore, key: string, contentType: string)
     },
     async writeForeign(bytes) {
       check();
-      ownPart();
-      file.bytes(bytes, true);
-    },
-    foreignDone(md5, size) {
-      if (size > 0) parts.push(md5 ?? EMPTY_MD5);
+      file.bytes(bytes);
     },
     async close() {
       check();
-      ownPart();
       await file.end();
-      let etag = parts[0] ?? EMPTY_MD5;
-      if (parts.length > 1) {
-        const h = new Bun.CryptoHasher("md5");
-        for (const p of parts) h.update(Buffer.from(p, "hex"));
-        etag = `${h.digest("hex")}-${parts.length}`;
-      }
       try {
-        return await store.putFile(key, file.path, { etag, contentType });
+        return await store.putFile(key, file.path, { contentType });
       } catch (e) {
         await rm(file.path, { force: true });
         throw e;

@@ -3,7 +3,7 @@ import { createReadStream } from "node:fs";
 import { mkdir, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { type AddressObject, type AttachmentStream, type MessageText, MailParser } from "mailparser";
+import type { AddressObject, AttachmentStream, MessageText } from "mailparser";
 import type { ServiceContext } from "../context";
 import { type ArrivalRow, recordArrival, startInboundRuns } from "../inbound";
 import { INBOUND_FOLDER, normalizeSpacePath, spaceKey } from "../spaces";
@@ -209,6 +209,8 @@ async function parseAndKeep(
   spool: string,
   envelopeFrom: string | null,
 ): Promise<{ mail: MailFacts; attachments: Attachment[]; refusals: Map<string, string> }> {
+  // Loaded with the first mail: ~4 MB of heap (and its html and MIME libraries) that a service receiving no mail never needs.
+  const { MailParser } = await import("mailparser");
   const parser = new MailParser({ skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true, keepCidLinks: true });
   const attachments: Attachment[] = [];
   const refusals = new Map<string, string>();

@@ -29,7 +29,7 @@ export async function getRunFileLink(ctx: ServiceContext, opts: CallOptions & { 
     mimetype = processedMimetype(run);
   }
   const expiresIn = ctx.settings.fileLinkTtlSeconds;
-  if (!(await ctx.storage.stat(key))) {
+  if (!(await ctx.storage.exists(key))) {
     throw new AppError("not_found", `the ${which} file of pipeline run '${run.id}' is no longer stored`);
   }
   const url = await ctx.storage.presign(key, { method: "GET", expiresIn, filename, contentType: mimetype });
