@@ -161,6 +161,8 @@ interface Row {
   bare: WrkResult;
   rss: number;
   load: string;
+  /** The service's p99 in every round, in order (the best run's alone would flatter it). */
+  p99s: number[];
 }
 
 async function runDialect(label: string, extraEnv: Record<string, string>): Promise<{ rows: Row[]; peak: number }> {
@@ -199,15 +201,17 @@ async function runDialect(label: string, extraEnv: Record<string, string>): Prom
       let service: WrkResult | null = null;
       let bareResult: WrkResult | null = null;
       let rss = 0;
+      const p99s: number[] = [];
       for (let round = 0; round < ROUNDS; round++) {
         loads.push(loadAvg().split(" ")[0]!);
         const s = wrk(`${svc.url}${t.path}`, t, h, SECONDS);
+        p99s.push(s.p99);
         if (!service || s.rps > service.rps) rss = rssMiB(svc.pid);
         service = best(service, s);
         bareResult = best(bareResult, wrk(`${bareUrl}${t.path}`, t, { "content-type": "application/json" }, SECONDS));
         console.error(label, t.name, round, { service: s, bare: bareResult });
       }
-      rows.push({ target: t, service: service!, bare: bareResult!, rss, load: loads.join(", ") });
+      rows.push({ target: t, service: service!, bare: bareResult!, rss, load: loads.join(", "), p99s });
     }
     return { rows, peak: peakMiB(svc.pid) };
   } finally {
@@ -244,7 +248,7 @@ const d = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
 const sqlite = results[0]!.rows;
 const sections = results.map(({ label, rows, peak }) => {
   const body = table(
-    ["target", "service req/s", "p50 ms", "p99 ms", "bare Elysia req/s", "p50 ms", "p99 ms", "service / bare", "issue's target", "service RSS MiB", "non-2xx", "1-min load before each round"],
+    ["target", "service req/s", "p50 ms", "p99 ms", "service p99 ms, every round", "bare Elysia req/s", "p50 ms", "p99 ms", "service / bare", "issue's target", "service RSS MiB", "non-2xx", "1-min load before each round"],
     rows.map((r, i) => {
       const ratio = r.service.rps / r.bare.rps;
       let goal = "";
@@ -253,8 +257,11 @@ const sections = results.map(({ label, rows, peak }) => {
         const half = r.service.rps / sqlite[i]!.service.rps;
         goal = `>= 0.5x SQLite: ${half.toFixed(2)}x, ${half >= 0.5 ? "met" : "not met"}`;
       }
-      if (i === 0) goal += `${goal ? "; " : ""}p99 < 5 ms: ${r.service.p99 < 5 ? "met" : "not met"}`;
-      return [r.target.name, f(r.service.rps), d(r.service.p50), d(r.service.p99), f(r.bare.rps), d(r.bare.p50), d(r.bare.p99), `${ratio.toFixed(2)}x`, goal, r.rss, r.service.errors, r.load];
+      if (i === 0) {
+        const under = r.p99s.filter((p) => p < 5).length;
+        goal += `${goal ? "; " : ""}p99 < 5 ms: ${under === r.p99s.length ? "met in every round" : `not met (${under} of ${r.p99s.length} rounds under 5 ms)`}`;
+      }
+      return [r.target.name, f(r.service.rps), d(r.service.p50), d(r.service.p99), r.p99s.map(d).join(", "), f(r.bare.rps), d(r.bare.p50), d(r.bare.p99), `${ratio.toFixed(2)}x`, goal, r.rss, r.service.errors, r.load];
     }),
   );
   return `### ${label}\n\n${body}\n\nService peak RSS over the run: ${peak} MiB.`;
@@ -266,7 +273,8 @@ const md = `# API request path (issue 10)
 \`wrk -t${THREADS} -c${CONNECTIONS} -d${SECONDS}s\` (after a ${WARMUP_SECONDS} s warm-up of each side), on the service
 (\`LOG_LEVEL=warn\`, a valid \`x-api-key\` and \`Service-Version\`) and on a bare Elysia app with the same route
 shape answering the service's own bodies (bench/bare-elysia.ts), alternating ${ROUNDS} times; each side's best run is
-shown (the machine is shared: other work only ever slows a run down). Both are their own processes on the same
+shown (the machine is shared: other work only ever slows a run down), and the service's p99 of every round beside
+it: the p99 target is judged on every round, not on the best. Both are their own processes on the same
 machine as wrk; RSS is the service's resident set right after its best run.
 
 Machine: ${machine()}. Load average at start: ${startLoad}.

@@ -55,6 +55,8 @@ export async function startService(extraEnv: Record<string, string> = {}): Promi
     HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
     PUBLIC_URL: `http://127.0.0.1:${port}`,
+    // For trying a setting: BENCH_SERVICE_ENV="READ_CACHE_TTL_MS=0,BUN_JSC_numberOfGCMarkers=1".
+    ...Object.fromEntries((process.env.BENCH_SERVICE_ENV ?? "").split(",").flatMap((kv) => (kv.indexOf("=") > 0 ? [[kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]] : []))),
     ...extraEnv,
   };
   const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: ROOT, env, stdout: "inherit", stderr: "inherit" });
