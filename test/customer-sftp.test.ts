@@ -362,20 +362,26 @@ describe("polling a customer's inbound folder", () => {
     await createPipeline(h, ws, { connectionId: c.id });
     sshd.write(`${c.dir}/inbound/queued.csv`, ITEMS_CSV);
     await h.svc.queue.start(defs.definitions);
-    expect(await schedulePolls(h.svc)).toBeGreaterThanOrEqual(1);
-    await waitFor("the poll job to see the file", async () => (await pickups(c.id)).length === 1, 20_000);
-    h.clock.advance(SETTLE_MS);
-    // While the first poll is still in hand its key holds: scheduling again is a no-op until it ends.
-    await waitFor(
-      "a later poll job to take the file",
-      async () => {
-        await schedulePolls(h.svc);
-        await Bun.sleep(50);
-        return (await pickups(c.id))[0]?.takenAt != null;
-      },
-      20_000,
-    );
-    expect(await runsOf(c.id)).toHaveLength(1);
+    // Stopped before the test ends: a queue left claiming jobs would race the tests after it that run a job's
+    // handler themselves (on Postgres NOTIFY wakes it at once, and the outbound run below was processed twice).
+    try {
+      expect(await schedulePolls(h.svc)).toBeGreaterThanOrEqual(1);
+      await waitFor("the poll job to see the file", async () => (await pickups(c.id)).length === 1, 20_000);
+      h.clock.advance(SETTLE_MS);
+      // While the first poll is still in hand its key holds: scheduling again is a no-op until it ends.
+      await waitFor(
+        "a later poll job to take the file",
+        async () => {
+          await schedulePolls(h.svc);
+          await Bun.sleep(50);
+          return (await pickups(c.id))[0]?.takenAt != null;
+        },
+        20_000,
+      );
+      expect(await runsOf(c.id)).toHaveLength(1);
+    } finally {
+      await h.svc.queue.stop();
+    }
   }, 60_000);
 });
 
@@ -437,7 +443,7 @@ describe("delivery to the customer's outbound folder", () => {
     const runJob = jobDefinitions(h.svc).definitions.find((d) => d.name === RUN_JOB)!;
     await runJob.handle(runJob.parse({ runId, attempt: 1 }), { jobId: "job_t", attempt: 1, maxAttempts: 1, signal: new AbortController().signal });
     const run = await h.ok(ws, "GET", `/pipeline-runs/${runId}`);
-    expect(run.status).toBe("delivered");
+    expect(run.status, JSON.stringify(run)).toBe("delivered");
     expect(run.metadata.delivery).toMatchObject({ kind: "sftp", path: c.remote("outbound/to-customer.csv"), filename: "to-customer.csv" });
     expect(readdirSync(c.remote("outbound"))).toEqual(["to-customer.csv"]);
     expect(readFileSync(c.remote("outbound/to-customer.csv"), "utf8")).toContain("S-1");
