@@ -64,7 +64,22 @@ export interface CompileMappingOptions {
   schemaProperties: readonly string[];
 }
 
+/** Compiled mappings kept per thread: a file read in stripes compiles its row code once, and every stripe runs the same (already optimised) function. */
+const COMPILED = new Map<string, CompiledMapping>();
+const MAX_COMPILED = 16;
+
 export function compileMapping(opts: CompileMappingOptions): CompiledMapping {
+  const key = JSON.stringify([opts.fieldMappings, opts.schemaProperties]);
+  let compiled = COMPILED.get(key);
+  if (!compiled) {
+    compiled = compileUncached(opts);
+    if (COMPILED.size >= MAX_COMPILED) COMPILED.delete(COMPILED.keys().next().value!);
+    COMPILED.set(key, compiled);
+  }
+  return compiled;
+}
+
+function compileUncached(opts: CompileMappingOptions): CompiledMapping {
   const list: readonly FieldMapping[] = opts.fieldMappings.length > 0 ? opts.fieldMappings : opts.schemaProperties.map((p) => ({ target: p, source: p }));
   const steps: Step[] = list.map((m, i) => {
     const fn = m.transform ? TRANSFORM_FNS[m.transform] : null;
@@ -96,7 +111,21 @@ export function compileMapping(opts: CompileMappingOptions): CompiledMapping {
     return step;
   });
   const map = generate(steps, recordReader);
-  return { columns: steps.map((s) => s.target), map, forFields: (columns) => generate(steps, fieldReader(columns)) as never };
+  const byColumns = new Map<string, CompiledMapping["forFields"] extends (c: never) => infer F ? F : never>();
+  return {
+    columns: steps.map((s) => s.target),
+    map,
+    forFields(columns) {
+      const k = JSON.stringify(columns);
+      let f = byColumns.get(k);
+      if (!f) {
+        f = generate(steps, fieldReader(columns)) as never;
+        if (byColumns.size >= MAX_COMPILED) byColumns.delete(byColumns.keys().next().value!);
+        byColumns.set(k, f);
+      }
+      return f;
+    },
+  };
 }
 
 /** How the generated code reads a source: an expression for one name, and the function it may call. */

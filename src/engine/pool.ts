@@ -1,7 +1,7 @@
 import { createObjectStore } from "../adapters/storage/index";
-import type { StorageConfig } from "../adapters/storage/port";
-import { rm } from "node:fs/promises";
-import type { PartResult, PartSpec } from "./split";
+import type { ObjectStore, StorageConfig } from "../adapters/storage/port";
+import type { SplitPlan, StripeResult, StripeSource, StripeTask } from "./stripe-plan";
+import { type GrowingFile, processStriped, type Striped, type StripedInput, type StripeWorkers } from "./stripes";
 import { DEFAULT_MIN_SPLIT_BYTES, type EnginePool, type ProcessOutcome, type ProcessRequest } from "./types";
 import type { WorkerReply, WorkerRequest } from "./worker";
 
@@ -12,42 +12,47 @@ export interface EnginePoolOptions {
   workerUrl?: string | URL;
   /**
    * Originals at least this large may be read by several idle workers at once
-   * (src/engine/split.ts; default 8 MiB). Tests lower it to split small files.
+   * (src/engine/stripes.ts; default 8 MiB). Tests lower it to split small files.
    */
   minSplitBytes?: number;
+  /** Bytes per stripe of a file read by several workers (default 4 MiB); tests lower it. */
+  stripeBytes?: number;
 }
+
+const DEFAULT_STRIPE_BYTES = 4 * 1024 * 1024;
 
 interface Job {
   id: number;
   req: ProcessRequest;
-  /** The helper ranges of this job's file, once its lead has split it. */
-  parts?: PartSpec[];
-  /** Set once the lead no longer wants its helpers' rows (it finished or reads the file alone): late results are discarded. */
-  partsReleased?: boolean;
   signal?: AbortSignal;
   onAbort?: () => void;
+  /** The slots a striped read of this job's file holds. */
+  session?: Slot[];
+  /** Read whole: a striped read of it gave up and every worker it held died. */
+  noStripes?: boolean;
+  settled?: boolean;
   resolve(outcome: ProcessOutcome): void;
   reject(err: unknown): void;
 }
 
-/** A range of a job's file that a helper worker reads. */
-interface PartTask {
+/** A message sent to a worker whose reply someone awaits. */
+interface Pending {
   id: number;
-  lead: Job;
-  spec: PartSpec;
+  job: Job | null;
+  resolve(reply: WorkerReply): void;
+  reject(err: Error): void;
 }
 
 interface Slot {
   // Bun's own Worker type carries ref/unref (the global one may be the DOM's).
   worker: Bun.Worker;
-  job: Job | null;
-  /** Held idle for a job that may split its file (until its plan arrives). */
+  /** What the worker is doing now. */
+  pending: Pending | null;
+  /** The job whose striped read holds this worker (between its tasks too). */
   heldFor: Job | null;
-  /** A helper's range of another job's file. */
-  part: PartTask | null;
 }
 
-const idle = (s: Slot) => s.job === null && s.heldFor === null && s.part === null;
+const idle = (s: Slot) => s.pending === null && s.heldFor === null;
 
 const DEFAULT_WORKER = new URL("./worker.ts", import.meta.url);
 
@@ -64,15 +69,6 @@ function failedOutcome(errorMessage: string, internalError?: string): ProcessOut
   };
 }
 
-/**
- * Bun Worker threads that run processFile, so parsing never blocks the HTTP
- * server. Workers start on first use (the admin CLI creates a pool and
- * never starts one), up to `size`: a file that may be split across workers
- * (its size unknown, or at least `minSplitBytes`) starts them all at once,
- * so that they load while its lead plans. Further requests wait in order. A worker
- * that dies or whose request is aborted is terminated and a fresh one is
- * started for the next request.
- */
 export interface EnginePoolStats {
   /** Worker threads alive. */
   workers: number;
@@ -80,146 +76,90 @@ export interface EnginePoolStats {
   queued: number;
 }
 
-/** A part's temp files; the pool imports no engine code, so this is not split.ts's removeTemp. */
-function removeParts(parts: readonly PartSpec[]): void {
-  void Promise.all(parts.flatMap((p) => [rm(p.rowsPath, { force: true }), rm(p.rejectsPath, { force: true })])).catch(() => {});
+/** Names the engine reads only whole (workbooks, JSON and XML documents, gzip). */
+const WHOLE_ONLY = /\.(xlsx|xls|json|xml|gz|gzip|zip)$/i;
+
+/** Whether a file may be striped, by its request alone (the first bytes decide the rest, in split.ts). */
+function mayStripe(req: ProcessRequest): boolean {
+  const o = req.mappings.options;
+  if (req.outputFormat !== "json" || o.headerRow === false || o.skipEmptyLines === false) return false;
+  if (o.format !== undefined) return o.format === "csv" || o.format === "tsv" || o.format === "ndjson";
+  return !WHOLE_ONLY.test(req.filename);
 }
 
+/**
+ * Bun Worker threads that run the engine, so parsing never blocks the HTTP
+ * server. Workers start on first use (the admin CLI creates a pool and never
+ * starts one), up to `size`. A file that may be striped (its size unknown or
+ * at least `minSplitBytes`) with nobody else waiting takes every worker: one
+ * plans the split while the others compile the schema's validator, then
+ * stripes go to whichever is free (src/engine/stripes.ts, coordinated on this
+ * thread); anything else, and a striped read that gives up, is read whole by
+ * one worker. Further requests wait in order. A worker that dies or whose
+ * request is aborted is terminated and a fresh one is started for the next
+ * request.
+ */
 export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(): EnginePoolStats; warm(): void } {
   const size = Math.max(1, opts.size);
   const workerUrl = opts.workerUrl ?? DEFAULT_WORKER;
-  const minSplitBytes = opts.minSplitBytes;
+  const minSplitBytes = opts.minSplitBytes ?? DEFAULT_MIN_SPLIT_BYTES;
+  const stripeBytes = opts.stripeBytes ?? DEFAULT_STRIPE_BYTES;
   const slots: Slot[] = [];
   const queue: Job[] = [];
   let nextId = 1;
   let closed = false;
   const canSpawn = () => slots.length < size;
-  const stores = new Map<string, ReturnType<typeof createObjectStore>>();
+  const stores = new Map<string, ObjectStore>();
+
+  function storeFor(cfg: StorageConfig): ObjectStore {
+    const key = JSON.stringify(cfg);
+    let store = stores.get(key);
+    if (!store) {
+      store = createObjectStore(cfg);
+      stores.set(key, store);
+    }
+    return store;
+  }
 
   // A terminated worker may have been writing; its puts are atomic, but an
   // earlier attempt's files could remain, and a failed run must leave none.
   async function cleanUp(req: ProcessRequest): Promise<void> {
     try {
-      const key = JSON.stringify(req.storage);
-      let store = stores.get(key);
-      if (!store) {
-        store = createObjectStore(req.storage as StorageConfig);
-        stores.set(key, store);
-      }
+      const store = storeFor(req.storage as StorageConfig);
       await Promise.all([store.delete(req.processedKey), store.delete(req.rejectsKey)]);
     } catch {
       // Best effort: the next attempt overwrites these keys.
     }
   }
 
-  function finish(job: Job): void {
-    if (job.onAbort) job.signal?.removeEventListener("abort", job.onAbort);
-    releaseHelpers(job);
-  }
-
-  const post = (slot: Slot, msg: WorkerRequest) => slot.worker.postMessage(msg);
-
-  /**
-   * Frees the workers held for `job`, stops those still reading its parts,
-   * and removes every part's temp files: a helper that finished after its
-   * lead gave up wrote them after the lead's own clean-up.
-   */
-  function releaseHelpers(job: Job): void {
-    job.partsReleased = true;
-    for (const slot of [...slots]) {
-      if (slot.heldFor === job) slot.heldFor = null;
-      if (slot.part?.lead === job) {
-        slot.part = null;
-        retire(slot);
-      }
-    }
-    if (job.parts) removeParts(job.parts);
-  }
-
-  /** The lead's plan: its helper ranges go to the workers held for it; the rest are freed. */
-  function startParts(job: Job, plan: PartSpec[]): void {
-    const held = slots.filter((s) => s.heldFor === job);
-    for (const slot of held) slot.heldFor = null;
-    job.parts = plan;
-    plan.forEach((spec, i) => {
-      const slot = held[i];
-      if (!slot || !slots.includes(slot)) {
-        // Cannot happen (the plan never asks for more than was held); tell the lead so it reads alone.
-        relay(job, { index: spec.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: false, rowsSize: 0, detail: "no helper" });
-        return;
-      }
-      slot.part = { id: nextId++, lead: job, spec };
-      slot.worker.ref();
-      post(slot, { type: "part", id: slot.part.id, req: job.req, part: spec });
-    });
-  }
-
-  function relay(lead: Job, result: PartResult): void {
-    const leadSlot = slots.find((s) => s.job === lead);
-    if (leadSlot) post(leadSlot, { type: "partResult", id: lead.id, result });
-  }
-
-  function retire(slot: Slot): void {
+  function retire(slot: Slot, why: string): void {
     const i = slots.indexOf(slot);
     if (i >= 0) slots.splice(i, 1);
     slot.worker.terminate();
+    const p = slot.pending;
+    slot.pending = null;
+    slot.heldFor = null;
+    p?.reject(new Error(why));
   }
 
   function crashed(slot: Slot, detail: string): void {
     if (!slots.includes(slot)) return;
-    const job = slot.job;
-    const part = slot.part;
-    slot.job = null;
-    slot.part = null;
-    slot.heldFor = null;
-    retire(slot);
-    if (part) {
-      // The lead reads the whole file alone instead.
-      relay(part.lead, { index: part.spec.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: false, rowsSize: 0, detail });
-      removeParts([part.spec]);
-    }
-    if (job) {
-      finish(job);
-      void cleanUp(job.req).then(() =>
-        job.resolve(failedOutcome(`The engine worker stopped unexpectedly while processing ${job.req.filename} (${detail}); the run can be retried.`, detail)),
-      );
-    }
+    retire(slot, detail);
     dispatch();
   }
 
   function spawn(): Slot {
     const worker = new Worker(workerUrl) as unknown as Bun.Worker;
-    // Only a worker with something to do keeps the process alive (ref'd while it has a job or a part).
+    // Only a worker with something to do keeps the process alive (ref'd while it has a task).
     worker.unref();
-    const slot: Slot = { worker, job: null, heldFor: null, part: null };
+    const slot: Slot = { worker, pending: null, heldFor: null };
     worker.addEventListener("message", (event) => {
       const reply = (event as MessageEvent<WorkerReply>).data;
-      if ("partResult" in reply) {
-        const part = slot.part;
-        if (!part || reply.id !== part.id) return;
-        slot.part = null;
-        worker.unref();
-        if (part.lead.partsReleased) removeParts([part.spec]);
-        else relay(part.lead, reply.partResult);
-        dispatch();
-        return;
-      }
-      const job = slot.job;
-      if (!job || reply.id !== job.id) return;
-      if ("plan" in reply) {
-        startParts(job, reply.plan);
-        dispatch();
-        return;
-      }
-      if ("cancelParts" in reply) {
-        releaseHelpers(job);
-        dispatch();
-        return;
-      }
-      slot.job = null;
-      worker.unref();
-      finish(job);
-      job.resolve(reply.outcome);
+      const p = slot.pending;
+      if (!p || reply.id !== p.id) return;
+      slot.pending = null;
+      if (!slot.heldFor) worker.unref();
+      p.resolve(reply);
       dispatch();
     });
     worker.addEventListener("error", (event) => crashed(slot, (event as ErrorEvent).message || "uncaught error in the worker"));
@@ -228,43 +168,154 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     return slot;
   }
 
+  /** Sends `msg` to an idle (or held) slot and waits for its reply; rejects if the worker dies first. */
+  function ask(slot: Slot, job: Job | null, msg: WorkerRequest & { id: number }, transfer: ArrayBuffer[] = []): Promise<WorkerReply> {
+    return new Promise<WorkerReply>((resolve, reject) => {
+      slot.pending = { id: msg.id, job, resolve, reject };
+      slot.worker.ref();
+      slot.worker.postMessage(msg, { transfer });
+    });
+  }
+
+  /** The whole file on one worker. */
+  async function whole(slot: Slot, job: Job): Promise<ProcessOutcome> {
+    try {
+      const reply = await ask(slot, job, { type: "process", id: nextId++, req: job.req });
+      if (!("outcome" in reply)) throw new Error("unexpected reply");
+      return reply.outcome;
+    } catch (e) {
+      const detail = e instanceof Error ? e.message : String(e);
+      await cleanUp(job.req);
+      return failedOutcome(`The engine worker stopped unexpectedly while processing ${job.req.filename} (${detail}); the run can be retried.`, detail);
+    }
+  }
+
+  /** The workers a striped read may use: the slots held for it, each doing one task at a time. */
+  function stripeWorkers(job: Job, held: Slot[]): StripeWorkers {
+    const free = () => held.find((s) => slots.includes(s) && s.pending === null);
+    return {
+      width: held.length,
+      async plan(req, source, headBytes) {
+        const slot = free();
+        if (!slot) return null;
+        const reply = await ask(slot, job, { type: "plan", id: nextId++, req, source, headBytes });
+        return "plan" in reply ? reply.plan : null;
+      },
+      async stripe(req, task, spare) {
+        const slot = free();
+        if (!slot) throw new Error("no worker left for the stripe");
+        const reply = await ask(slot, job, { type: "stripe", id: nextId++, req, task, spare }, spare);
+        if (!("stripe" in reply)) throw new Error("unexpected reply");
+        return reply.stripe;
+      },
+    };
+  }
+
+  function release(job: Job): void {
+    for (const s of job.session ?? []) if (s.heldFor === job) s.heldFor = null;
+    job.session = undefined;
+  }
+
+  function settle(job: Job, outcome: ProcessOutcome): void {
+    if (job.settled) return;
+    job.settled = true;
+    if (job.onAbort) job.signal?.removeEventListener("abort", job.onAbort);
+    release(job);
+    job.resolve(outcome);
+    dispatch();
+  }
+
+  /** Outputs' etags (md5) are computed by a worker once the run's outcome is out, not while it waits (docs/decisions/engine.md, "Output"). */
+  function hashLater(slot: Slot | undefined, req: ProcessRequest, outcome: ProcessOutcome): void {
+    const keys = [outcome.processed?.key, outcome.rejects?.key].filter((k): k is string => k !== undefined);
+    if (!slot || !slots.includes(slot) || keys.length === 0 || req.storage.kind !== "local") return;
+    slot.worker.postMessage({ type: "hash", storage: req.storage, keys } satisfies WorkerRequest);
+  }
+
+  async function runStriped(job: Job, held: Slot[], input: StripedInput): Promise<Striped | null> {
+    const store = storeFor(job.req.storage as StorageConfig);
+    return processStriped(job.req, store, input, stripeWorkers(job, held), { stripeBytes, signal: job.signal });
+  }
+
+  /** A file read in stripes by `held`; on give-up, read whole by one of them. */
+  async function session(job: Job, held: Slot[]): Promise<void> {
+    try {
+      const striped = await runStriped(job, held, { kind: "store", size: job.req.size ?? Number.MAX_SAFE_INTEGER });
+      if (striped) {
+        const outcome = await striped.commit();
+        hashLater(held.find((s) => slots.includes(s)), job.req, outcome);
+        settle(job, outcome);
+        return;
+      }
+    } catch (e) {
+      if (job.signal?.aborted || job.settled) return;
+      await cleanUp(job.req);
+      const detail = e instanceof Error ? e.message : String(e);
+      settle(job, failedOutcome(`The engine failed unexpectedly while processing ${job.req.filename} (${detail}); the run can be retried.`, detail));
+      return;
+    }
+    if (job.settled) return;
+    // Read whole: on a worker held for it if one is left, and the others go back to the pool.
+    const slot = held.find((s) => slots.includes(s) && s.pending === null) ?? (canSpawn() ? spawn() : null);
+    for (const s of held) if (s !== slot && s.heldFor === job) s.heldFor = null;
+    if (!slot) {
+      // Every held worker died: wait in line like a new request.
+      release(job);
+      job.noStripes = true;
+      queue.unshift(job);
+      dispatch();
+      return;
+    }
+    slot.heldFor = job;
+    job.session = [slot];
+    dispatch();
+    const outcome = await whole(slot, job);
+    if (outcome.ok) hashLater(slot, job.req, outcome);
+    settle(job, outcome);
+  }
+
   function dispatch(): void {
     while (queue.length > 0 && !closed) {
-      const slot = slots.find(idle) ?? (canSpawn() ? spawn() : null);
-      if (!slot) return;
+      const free = slots.filter(idle);
+      const spawnable = size - slots.length;
+      if (free.length === 0 && spawnable === 0) return;
       const job = queue.shift()!;
-      slot.job = job;
-      slot.worker.ref();
-      // Nobody else waiting: the other idle workers are held for this file, which may be split across them.
-      // Workers not running yet are started now, so that they load while the lead plans the split.
-      let helpers = 0;
-      if (queue.length === 0 && (job.req.size === undefined || job.req.size >= (minSplitBytes ?? DEFAULT_MIN_SPLIT_BYTES))) {
-        while (canSpawn()) spawn();
-        for (let free = slots.find(idle); free; free = slots.find(idle)) {
-          free.heldFor = job;
-          post(free, { type: "prepare", req: job.req });
-          helpers++;
+      const striped =
+        queue.length === 0 && free.length + spawnable >= 2 && !job.noStripes && mayStripe(job.req) && (job.req.size === undefined || job.req.size >= minSplitBytes);
+      if (striped) {
+        // Nobody else waiting: every worker is held for this file (those not running yet start now and load while it is planned).
+        while (canSpawn()) free.push(spawn());
+        for (const s of free) {
+          s.heldFor = job;
+          s.worker.ref();
         }
+        job.session = free;
+        // All but the planner compile the schema's validator meanwhile.
+        for (const s of free.slice(1)) s.worker.postMessage({ type: "prepare", req: job.req } satisfies WorkerRequest);
+        void session(job, free);
+        continue;
       }
-      post(slot, { type: "process", id: job.id, req: job.req, helpers, minSplitBytes });
+      const slot = free[0] ?? spawn();
+      slot.heldFor = job;
+      job.session = [slot];
+      void whole(slot, job).then((outcome) => {
+        if (outcome.ok) hashLater(slot, job.req, outcome);
+        settle(job, outcome);
+      });
     }
   }
 
   function abort(job: Job): void {
     const queued = queue.indexOf(job);
-    if (queued >= 0) {
-      queue.splice(queued, 1);
-    } else {
-      const slot = slots.find((s) => s.job === job);
-      if (!slot) return;
-      slot.job = null;
-      retire(slot);
-      finish(job);
-      dispatch();
-    }
-    finish(job);
+    if (queued >= 0) queue.splice(queued, 1);
+    for (const s of [...(job.session ?? [])]) if (slots.includes(s) && (s.heldFor === job || s.pending?.job === job)) retire(s, "aborted");
+    for (const s of [...slots]) if (s.pending?.job === job) retire(s, "aborted");
+    if (job.settled) return;
+    job.settled = true;
+    release(job);
     const reason = job.signal?.reason ?? new DOMException("The operation was aborted.", "AbortError");
     void cleanUp(job.req).then(() => job.reject(reason));
+    dispatch();
   }
 
   return {
@@ -289,19 +340,20 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     async close() {
       closed = true;
       const err = new Error("engine pool closed");
-      for (const job of queue.splice(0)) {
-        finish(job);
-        job.reject(err);
+      const jobs = new Set<Job>(queue.splice(0));
+      for (const slot of slots) {
+        if (slot.heldFor) jobs.add(slot.heldFor);
+        if (slot.pending?.job) jobs.add(slot.pending.job);
       }
-      for (const slot of slots.splice(0)) {
-        const job = slot.job;
-        slot.job = null;
-        slot.worker.terminate();
-        if (job) {
-          finish(job);
-          job.reject(err);
-        }
+      for (const slot of [...slots]) retire(slot, "engine pool closed");
+      for (const job of jobs) {
+        if (job.settled) continue;
+        job.settled = true;
+        if (job.onAbort) job.signal?.removeEventListener("abort", job.onAbort);
+        job.reject(err);
       }
     },
   };
 }
+
+export type { GrowingFile, SplitPlan, StripeResult, StripeSource, StripeTask };

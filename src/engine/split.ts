@@ -1,105 +1,26 @@
-import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { open, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readSync } from "node:fs";
 import Papa from "papaparse";
 import type { ObjectStore } from "../adapters/storage/port";
 import type { RowError, RunCounts } from "../domain/runs";
 import { compileMapping, schemaProperties } from "./map";
 import { openInput } from "./parse";
 import { isGzip } from "./parse/bytes";
-import { Cancelled, chunksOf, MAX_REPORTED_ERRORS, parseOptions, pumpRows } from "./process";
-import { DEFAULT_MIN_SPLIT_BYTES, type ParseOptions, type ProcessOutcome, type ProcessRequest } from "./types";
-import { trace } from "./trace";
+import { chunksOf, parseOptions, pumpRows } from "./process";
+import { HEAD_BYTES, type SplitPlan, type StripeResult, type StripeSource, type StripeTask } from "./stripe-plan";
+import { type ParseOptions, type ProcessRequest, UnclosedQuoteError } from "./types";
 import { validatorFor } from "./validate";
 import { jsonWriter } from "./write";
-import { FileWriter, openSink, type Sink } from "./write/sink";
 
 /**
- * One file on several worker threads (docs/decisions/engine.md, "Performance").
- * A CSV, TSV or NDJSON original (not gzip, UTF-8, JSON output) is cut into
- * byte ranges at line ends; the lead worker reads the first range and writes
- * the processed file, helpers read the others into temp files of bare rows,
- * and the lead appends them in order. A cut is only guessed (the first line
- * end after the range's share of the bytes); it is proven when the range before it
- * parses to its end without an open quote. Anything else (a cut inside a
- * quoted field, any invalid row that stops a run, a parse error, a helper that
- * died) makes the lead drop the parts and read the whole file alone, so every
- * failed run's outcome is the single-worker one, and every successful run's
- * files, counts and errors are byte for byte what one worker writes.
+ * The worker's side of one file on several threads (docs/decisions/engine.md,
+ * "One file on both workers"): `planSplit` decides from the file's first
+ * bytes whether and how it may be cut, and `processStripe` maps, validates
+ * and renders one stripe (a byte range cut at a line end) into buffers that
+ * go back to the coordinator (src/engine/stripes.ts, on the service's main
+ * thread), which writes the stripes in order. Nothing here writes a file.
  */
 
-export { DEFAULT_MIN_SPLIT_BYTES } from "./types";
-/** Bytes looked at for the format and the header (as openInput does). */
-const HEAD_BYTES = 64 * 1024;
-/**
- * The lead's share of the bytes relative to a helper's. Each part writes
- * its own rows, so the shares are nearly equal; the lead then copies
- * the helpers' rows (about 1 GB/s), which overlaps their work only when the
- * lead is done first, so it gets a little less. (0.7 while the lead also
- * hashed the helpers' rows; on the 1M-row bench file 0.7 then left the lead
- * idle for a third of the time, and 1.15 made it copy 95 MB after the helper
- * had finished.)
- */
-const LEAD_WEIGHT = 0.95;
-/** How far past an even cut a line end is looked for. */
-const CUT_WINDOW = 1024 * 1024;
-const COPY_CHUNK = 1024 * 1024;
-const FOLLOW_POLL_MS = 5;
-
-export interface PartSpec {
-  /** 0 is the lead's range (from the file's start); helpers get 1.. */
-  index: number;
-  /** The original's bytes [start, end). */
-  start: number;
-  end: number;
-  /** Bytes [0, prefixEnd) (the header row) read before the range, so a helper names the columns as the lead does. */
-  prefixEnd: number;
-  /** The settings the whole file was read with, so no part guesses its own. */
-  format: "csv" | "tsv" | "ndjson";
-  delimiter?: string;
-  newline?: "\n" | "\r\n";
-  /** Temp files a helper writes: its processed rows (bare lines joined by `,\n`) and its rejects. */
-  rowsPath: string;
-  rejectsPath: string;
-}
-
-export interface SplitPlan {
-  parts: PartSpec[];
-}
-
-/** What a helper reports; rows are numbered from 0 within its range. */
-export interface PartResult {
-  index: number;
-  ok: boolean;
-  counts: RunCounts;
-  errors: RowError[];
-  /** A rejects file was written. */
-  rejects: boolean;
-  /** Bytes in the rows file. */
-  rowsSize: number;
-  /** Why it stopped, for the log (the lead reads the file alone then). */
-  detail?: string;
-}
-
-export interface PlanOptions {
-  parts: number;
-  minBytes?: number;
-  /** Where helpers write their temp files; default the local store's own temp folder, else the OS's. */
-  tmpDir?: string;
-}
-
-function tempDirFor(store: ObjectStore): string {
-  const root = (store as { root?: unknown }).root;
-  return typeof root === "string" ? join(root, ".fps", "tmp") : tmpdir();
-}
-
-async function readRange(store: ObjectStore, key: string, start: number, end: number): Promise<Uint8Array> {
-  const body = await store.get(key, { range: { start, end: end - 1 } });
-  if (!body) throw new Error(`${key} is missing`);
-  return new Uint8Array(await new Response(body).arrayBuffer());
-}
+export type { SplitPlan, StripeResult, StripeSource, StripeTask } from "./stripe-plan";
 
 /** End of the header record: after the first line end outside quotes that follows something other than blanks. */
 function headerEnd(head: Uint8Array, quote: number, newline: "\n" | "\r\n"): number {
@@ -116,30 +37,24 @@ function headerEnd(head: Uint8Array, quote: number, newline: "\n" | "\r\n"): num
   return -1;
 }
 
-/** The first record boundary guess at or after `from`: just past the next line end. */
-function lineEndAfter(window: Uint8Array, newline: "\n" | "\r\n"): number {
-  for (let i = window.indexOf(10); i >= 0; i = window.indexOf(10, i + 1)) {
-    if (newline === "\n" || (i > 0 && window[i - 1] === 13)) return i + 1;
-  }
-  return -1;
+async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  yield bytes;
 }
 
 /**
- * The ranges to read in parallel, or null when the file is read by one
- * worker (too small, not a splittable kind, a header that cannot be found
- * for sure in the first 64 KiB).
+ * How a file may be read in stripes, from its first bytes (`head`: the
+ * first HEAD_BYTES, or the whole file if shorter), or null when it is read
+ * by one worker: not CSV, TSV or NDJSON, gzip, not UTF-8, JSON output not
+ * asked for, no header row, blank lines kept, an unusual quote, or a header
+ * that cannot be found for sure in `head`. The caller decides on the size.
  */
-export async function planSplit(req: ProcessRequest, store: ObjectStore, opts: PlanOptions): Promise<SplitPlan | null> {
+export async function planSplit(req: ProcessRequest, head: Uint8Array): Promise<SplitPlan | null> {
   const o = req.mappings.options;
-  if (opts.parts < 2 || req.outputFormat !== "json") return null;
+  if (req.outputFormat !== "json") return null;
   if (o.headerRow === false || o.skipEmptyLines === false || (o.format !== undefined && o.format !== "csv" && o.format !== "tsv" && o.format !== "ndjson")) return null;
   const quote = o.quote ?? '"';
   if (quote.length !== 1 || quote.charCodeAt(0) > 127) return null;
-  const info = await store.stat(req.originalKey);
-  if (!info || info.size < (opts.minBytes ?? DEFAULT_MIN_SPLIT_BYTES) || info.size < 2 * HEAD_BYTES) return null;
-  const size = info.size;
-  const head = await readRange(store, req.originalKey, 0, HEAD_BYTES);
-  if (isGzip(head)) return null;
+  if (head.length === 0 || isGzip(head)) return null;
 
   // The same detection the whole file gets; the batches are never read.
   let format: string;
@@ -165,95 +80,127 @@ export async function planSplit(req: ProcessRequest, store: ObjectStore, opts: P
     const check = Papa.parse(text, { delimiter, newline, quoteChar: quote, skipEmptyLines: "greedy" });
     if (check.errors.length > 0 || check.data.length !== 1) return null;
   }
-
-  const dir = opts.tmpDir ?? tempDirFor(store);
-  mkdirSync(dir, { recursive: true });
-  const tag = `${req.runId}-${randomUUID()}`;
-  const cuts: number[] = [0];
-  for (let k = 1; k < opts.parts; k++) {
-    const share = (LEAD_WEIGHT + k - 1) / (LEAD_WEIGHT + opts.parts - 1);
-    const at = Math.max(Math.floor(size * share), prefixEnd, cuts[cuts.length - 1]! + 1);
-    if (at >= size) break;
-    const window = await readRange(store, req.originalKey, at, Math.min(size, at + CUT_WINDOW));
-    const rel = lineEndAfter(window, newline);
-    if (rel < 0 || at + rel >= size) break;
-    cuts.push(at + rel);
-  }
-  if (cuts.length < 2) return null;
-  cuts.push(size);
-  const parts: PartSpec[] = [];
-  for (let i = 0; i + 1 < cuts.length; i++) {
-    parts.push({
-      index: i,
-      start: cuts[i]!,
-      end: cuts[i + 1]!,
-      prefixEnd: i === 0 ? 0 : prefixEnd,
-      format,
-      delimiter: format === "ndjson" ? undefined : delimiter,
-      newline,
-      rowsPath: join(dir, `${tag}-${i}.rows`),
-      rejectsPath: join(dir, `${tag}-${i}.rejects`),
-    });
-  }
-  return { parts };
+  return { format, delimiter: format === "ndjson" ? undefined : delimiter, newline, prefixEnd };
 }
 
-async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
-  yield bytes;
+function stripeParseOptions(req: ProcessRequest, plan: SplitPlan): ParseOptions {
+  return { ...parseOptions(req), format: plan.format, delimiter: plan.delimiter, newline: plan.newline, fields: true };
 }
 
-function partParseOptions(req: ProcessRequest, spec: PartSpec): ParseOptions {
-  return { ...parseOptions(req), format: spec.format, delimiter: spec.delimiter, newline: spec.newline, fields: true };
-}
-
-async function* rangeBytes(store: ObjectStore, key: string, spec: PartSpec): AsyncGenerator<Uint8Array> {
-  const ranges: [number, number][] = spec.prefixEnd > 0 ? [[0, spec.prefixEnd], [spec.start, spec.end]] : [[spec.start, spec.end]];
-  for (const [start, end] of ranges) {
-    const body = await store.get(key, { range: { start, end: end - 1 } });
-    if (!body) throw new Error(`the original ${key} is missing`);
-    const reader = body.getReader();
-    try {
-      yield* chunksOf(reader);
-    } finally {
-      await reader.cancel().catch(() => {});
+/** Bytes [start, end) of the original, from the store or from an open file of this process (an upload still arriving). */
+async function* sourceBytes(req: ProcessRequest, store: ObjectStore, source: StripeSource, start: number, end: number): AsyncGenerator<Uint8Array> {
+  if (end <= start) return;
+  if (source.kind === "fd") {
+    for (let pos = start; pos < end; ) {
+      // A fresh buffer per read: the parser's reader may hold the previous one.
+      const buf = new Uint8Array(Math.min(READ_CHUNK, end - pos));
+      const n = readSync(source.fd, buf, 0, buf.byteLength, pos);
+      if (n === 0) throw new Error(`the original ended at byte ${pos}, before the ${end} bytes it was to have`);
+      pos += n;
+      yield n === buf.byteLength ? buf : buf.subarray(0, n);
     }
+    return;
+  }
+  const body = await store.get(req.originalKey, { range: { start, end: end - 1 } });
+  if (!body) throw new Error(`the original ${req.originalKey} is missing`);
+  const reader = body.getReader();
+  try {
+    yield* chunksOf(reader);
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}
+
+const READ_CHUNK = 256 * 1024;
+
+/** The first bytes of the original, for planSplit. */
+export async function readHead(req: ProcessRequest, store: ObjectStore, source: StripeSource, size: number): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  for await (const c of sourceBytes(req, store, source, 0, Math.min(size, HEAD_BYTES))) parts.push(c);
+  return parts.length === 1 ? parts[0]! : new Uint8Array(Buffer.concat(parts));
+}
+
+async function* stripeBytes(req: ProcessRequest, store: ObjectStore, task: StripeTask): AsyncGenerator<Uint8Array> {
+  // The header record first, so the stripe names its columns as the file does.
+  if (task.plan.prefixEnd > 0) yield* sourceBytes(req, store, task.source, 0, task.plan.prefixEnd);
+  yield* sourceBytes(req, store, task.source, task.start, task.end);
+}
+
+const ENCODER = new TextEncoder();
+/** Bytes per output buffer handed to the coordinator. */
+const CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * A stripe's rows encoded into buffers that are transferred to the
+ * coordinator (not copied); it hands written ones back as `spare` for the
+ * next stripe, so a run allocates a few dozen buffers, not one per chunk.
+ */
+class ChunkEncoder {
+  readonly buffers: ArrayBuffer[] = [];
+  readonly lengths: number[] = [];
+  size = 0;
+  private cur: Uint8Array | null = null;
+  private pos = 0;
+
+  constructor(private readonly spare: ArrayBuffer[]) {}
+
+  text(s: string): void {
+    let rest = s;
+    for (;;) {
+      if (!this.cur || this.pos === this.cur.byteLength) this.next();
+      const { read, written } = ENCODER.encodeInto(rest, this.cur!.subarray(this.pos));
+      this.pos += written;
+      this.size += written;
+      if (read === rest.length) return;
+      // Full (a character never splits: encodeInto stops before one that does not fit).
+      this.seal();
+      rest = rest.slice(read);
+    }
+  }
+
+  private next(): void {
+    if (this.cur) this.seal();
+    const buf = this.spare.pop() ?? new ArrayBuffer(CHUNK_BYTES);
+    this.cur = new Uint8Array(buf);
+    this.pos = 0;
+  }
+
+  private seal(): void {
+    if (!this.cur) return;
+    if (this.pos > 0) {
+      this.buffers.push(this.cur.buffer as ArrayBuffer);
+      this.lengths.push(this.pos);
+    } else this.spare.push(this.cur.buffer as ArrayBuffer);
+    this.cur = null;
+    this.pos = 0;
+  }
+
+  finish(): void {
+    this.seal();
   }
 }
 
 const zeroCounts = (): RunCounts => ({ total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 });
 
-/** A helper's temp file, created on its first write. */
-function tempWriter(path: string) {
-  let file: FileWriter | null = null;
-  return {
-    async write(text: string) {
-      file ??= new FileWriter(path, { backgroundSync: false });
-      file.text(text);
-    },
-    get opened() {
-      return file !== null;
-    },
-    get size() {
-      return file?.size ?? 0;
-    },
-    async end() {
-      await file?.end();
-    },
-  };
-}
-
-/** A helper's range: read, mapped, validated, and written as bare rows to its temp files. */
-export async function processPart(req: ProcessRequest, store: ObjectStore, spec: PartSpec, signal?: AbortSignal): Promise<PartResult> {
+/**
+ * One stripe: its rows read (after the header record), mapped, validated
+ * and rendered as bare processed lines joined by `,\n`, rejects as lines
+ * `{"rowIndex":n,...}` with n counted from 0 in this stripe. `ok: false`
+ * when the stripe cannot stand for its part of the single-worker result: a
+ * policy stopped it (`fail`, a `maxInvalidRows` budget), or it could not be
+ * parsed (including a cut inside a quoted field, which shows as a quote
+ * never closed at the stripe's end). Never throws.
+ */
+export async function processStripe(req: ProcessRequest, store: ObjectStore, task: StripeTask, spare: ArrayBuffer[] = []): Promise<StripeResult> {
   const counts = zeroCounts();
   const errors: RowError[] = [];
-  const rows = tempWriter(spec.rowsPath);
-  const rejects = tempWriter(spec.rejectsPath);
-  let result: PartResult;
+  const out = new ChunkEncoder(spare);
+  let rejects = "";
   try {
     const { fieldMappings, validations } = req.mappings;
     const mapping = compileMapping({ fieldMappings, schemaProperties: schemaProperties(req.schema.definition) });
     const validator = validatorFor(req.schema);
-    const input = await openInput(rangeBytes(store, req.originalKey, spec), partParseOptions(req, spec));
+    const input = await openInput(stripeBytes(req, store, task), stripeParseOptions(req, task.plan));
     const stop = await pumpRows(input, {
       mapping,
       validator,
@@ -263,233 +210,34 @@ export async function processPart(req: ProcessRequest, store: ObjectStore, spec:
       maxInvalidRows: validations.maxInvalidRows,
       counts,
       errors,
-      signal,
-      rows: (t) => rows.write(t),
-      rejects: (t) => rejects.write(t),
-    });
-    await rows.end();
-    await rejects.end();
-    trace(`${req.runId}: part ${spec.index}: ${counts.total} rows read`);
-    result = { index: spec.index, ok: stop === null, counts, errors, rejects: rejects.opened, rowsSize: rows.size, detail: stop ?? undefined };
-  } catch (e) {
-    await rows.end().catch(() => {});
-    await rejects.end().catch(() => {});
-    result = { index: spec.index, ok: false, counts, errors, rejects: false, rowsSize: 0, detail: e instanceof Error ? e.message : String(e) };
-  }
-  if (!result.ok) await removeTemp([spec]);
-  return result;
-}
-
-export async function removeTemp(parts: readonly PartSpec[]): Promise<void> {
-  await Promise.all(parts.flatMap((p) => [rm(p.rowsPath, { force: true }), rm(p.rejectsPath, { force: true })]));
-}
-
-async function* fileBytes(path: string): AsyncGenerator<Uint8Array> {
-  const fh = await open(path, "r");
-  try {
-    for (;;) {
-      // A fresh buffer each time: the sink's queue keeps the previous ones until the store has them.
-      const buf = new Uint8Array(COPY_CHUNK);
-      const { bytesRead } = await fh.read(buf, 0, COPY_CHUNK, null);
-      if (bytesRead === 0) return;
-      yield bytesRead === COPY_CHUNK ? buf : buf.subarray(0, bytesRead);
-    }
-  } finally {
-    await fh.close();
-  }
-}
-
-/**
- * A helper's rows file read while the helper still writes it: the lead
- * copies the rows as they come instead of after the helper is done. Ends once `done` has settled and the file is read to its end.
- */
-async function* following(path: string, done: Promise<PartResult>, reuse: boolean): AsyncGenerator<Uint8Array> {
-  let finished = false;
-  void done.then(() => (finished = true));
-  const pause = () => Promise.race([done, Bun.sleep(FOLLOW_POLL_MS)]);
-  let fh: Awaited<ReturnType<typeof open>> | null = null;
-  let buf: Uint8Array | null = null;
-  try {
-    for (;;) {
-      const last = finished;
-      if (!fh) {
-        fh = await open(path, "r").catch(() => null);
-        if (!fh) {
-          if (last) return;
-          await pause();
-          continue;
-        }
-      }
-      // A fresh buffer each time unless the sink copies what it is given: a stream sink's queue keeps the previous ones.
-      if (!buf || !reuse) buf = new Uint8Array(COPY_CHUNK);
-      const { bytesRead } = await fh.read(buf, 0, COPY_CHUNK, null);
-      if (bytesRead > 0) {
-        yield bytesRead === COPY_CHUNK ? buf : buf.subarray(0, bytesRead);
-        continue;
-      }
-      // At the end of what is written: done only if the helper had finished before this read began.
-      if (last) return;
-      await pause();
-    }
-  } finally {
-    await fh?.close();
-  }
-}
-
-const REJECT_PREFIX = '{"rowIndex":';
-
-/** A helper's rejects (lines `{"rowIndex":n,...}` joined by `,\n`) with each rowIndex moved by `offset`, in pieces. */
-async function* renumbered(path: string, offset: number): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let carry = "";
-  const fix = (line: string) => {
-    if (!line.startsWith(REJECT_PREFIX)) throw new Error("a helper's rejects file is not in the expected layout");
-    let i = REJECT_PREFIX.length;
-    while (i < line.length && line.charCodeAt(i) >= 48 && line.charCodeAt(i) <= 57) i++;
-    return `${REJECT_PREFIX}${Number(line.slice(REJECT_PREFIX.length, i)) + offset}${line.slice(i)}`;
-  };
-  for await (const chunk of fileBytes(path)) {
-    const text = carry + decoder.decode(chunk, { stream: true });
-    const lines = text.split("\n");
-    carry = lines.pop()!;
-    if (lines.length > 0) yield `${lines.map(fix).join("\n")}\n`;
-  }
-  carry += decoder.decode();
-  if (carry) yield fix(carry);
-}
-
-/**
- * The lead's side: reads range 0 into the processed file, then appends the
- * helpers' rows in order. Answers null when the parts cannot give the
- * single-worker result (a part stopped, a budget is exceeded, anything
- * unexpected): the caller then reads the whole file alone, which also
- * overwrites or removes whatever was started here.
- */
-export async function processSplit(
-  req: ProcessRequest,
-  store: ObjectStore,
-  plan: SplitPlan,
-  results: readonly Promise<PartResult>[],
-  interrupted: () => boolean,
-  signal?: AbortSignal,
-): Promise<ProcessOutcome | null> {
-  const started = performance.now();
-  const counts = zeroCounts();
-  const errors: RowError[] = [];
-  let processed: Sink | null = null;
-  let rejects: Sink | null = null;
-  let rejectLines = false;
-  const lead = plan.parts[0]!;
-  try {
-    const { fieldMappings, validations } = req.mappings;
-    const policy = validations.onInvalidRow ?? "fail";
-    const mapping = compileMapping({ fieldMappings, schemaProperties: schemaProperties(req.schema.definition) });
-    const validator = validatorFor(req.schema);
-    const input = await openInput(rangeBytes(store, req.originalKey, lead), partParseOptions(req, lead));
-    const openRejects = async (): Promise<Sink> => {
-      if (!rejects) {
-        rejects = openSink(store, req.rejectsKey, "application/json");
-        await rejects.write("[\n");
-      }
-      return rejects;
-    };
-    processed = openSink(store, req.processedKey, "application/json");
-    await processed.write("[\n");
-    trace(`${req.runId}: part 0 (lead) starts`);
-    const stop = await pumpRows(input, {
-      mapping,
-      validator,
-      writer: jsonWriter(),
-      rejectWriter: jsonWriter(),
-      policy,
-      maxInvalidRows: validations.maxInvalidRows,
-      counts,
-      errors,
-      signal,
-      interrupted,
-      rows: (t) => processed!.write(t),
+      async rows(t) {
+        out.text(t);
+      },
       async rejects(t) {
-        await (await openRejects()).write(t);
-        rejectLines = true;
+        rejects += t;
       },
     });
-    if (stop !== null || interrupted()) return await giveUp();
-
-    trace(`${req.runId}: part 0: ${counts.total} rows read`);
-    for (let k = 1; k < plan.parts.length; k++) {
-      const part = plan.parts[k]!;
-      let separated = counts.valid === 0;
-      let copied = 0;
-      for await (const chunk of following(part.rowsPath, results[k - 1]!, processed.copies)) {
-        if (interrupted()) return await giveUp();
-        if (!separated) {
-          await processed.write(",\n");
-          separated = true;
-        }
-        await processed.writeForeign(chunk);
-        copied += chunk.byteLength;
-      }
-      const r = await results[k - 1]!;
-      if (signal?.aborted) throw new Cancelled();
-      if (!r.ok || copied !== r.rowsSize) return await giveUp();
-      const offset = counts.total;
-      for (const e of r.errors) {
-        if (errors.length >= MAX_REPORTED_ERRORS) break;
-        errors.push({ ...e, rowIndex: e.rowIndex + offset });
-      }
-      if (r.rejects) {
-        const sink = await openRejects();
-        if (rejectLines) await sink.write(",\n");
-        for await (const text of renumbered(part.rejectsPath, offset)) await sink.write(text);
-        rejectLines = true;
-      }
-      counts.total += r.counts.total;
-      counts.valid += r.counts.valid;
-      counts.invalid += r.counts.invalid;
-      counts.skipped += r.counts.skipped;
-      counts.quarantined += r.counts.quarantined;
-      await removeTemp([part]);
-    }
-    // Budgets over the whole file: a run that exceeds one is failed with the message one worker gives.
-    const { maxInvalidRows, maxInvalidRatio } = validations;
-    if (policy === "fail" && counts.invalid > 0) return await giveUp();
-    if (maxInvalidRows !== undefined && counts.invalid > maxInvalidRows) return await giveUp();
-    if (maxInvalidRatio !== undefined && counts.total > 0 && counts.invalid / counts.total > maxInvalidRatio) return await giveUp();
-
-    await processed.write(counts.valid > 0 ? "\n]\n" : "]\n");
-    trace(`${req.runId}: the helpers' rows copied`);
-    const info = await processed.close();
-    trace(`${req.runId}: processed file stored`);
-    let rejectsInfo: ProcessOutcome["rejects"] = null;
-    if (rejects) {
-      const sink: Sink = rejects;
-      await sink.write("\n]\n");
-      const r = await sink.close();
-      rejectsInfo = { key: req.rejectsKey, size: r.size, rows: counts.quarantined };
-    } else {
-      await store.delete(req.rejectsKey);
-    }
+    out.finish();
     const summary = input.summary;
+    // A stopped stripe's rows are never written: its buffers stay here for the next one.
+    if (stop !== null) spare.push(...out.buffers.splice(0));
     return {
-      ok: true,
+      index: task.index,
+      ok: stop === null,
       counts,
       errors,
+      rejects,
+      buffers: out.buffers,
+      lengths: stop === null ? out.lengths : [],
+      size: stop === null ? out.size : 0,
       input: { format: summary.format, encoding: summary.encoding, gzip: summary.gzip },
-      processed: { key: req.processedKey, size: info.size, rows: counts.valid, format: "json", mimetype: "application/json" },
-      rejects: rejectsInfo,
-      processMs: Math.round(performance.now() - started),
+      detail: stop ?? undefined,
     };
   } catch (e) {
-    if (e instanceof Cancelled) throw e;
-    return await giveUp();
-  } finally {
-    await removeTemp(plan.parts);
-  }
-
-  async function giveUp(): Promise<null> {
-    const reason = new Error("the file is read again by one worker");
-    const r = rejects as Sink | null;
-    await Promise.all([processed?.abort(reason), r?.abort(reason)]);
-    return null;
+    out.finish();
+    spare.push(...out.buffers.splice(0));
+    const detail = e instanceof Error ? e.message : String(e);
+    return { index: task.index, ok: false, openAtEnd: e instanceof UnclosedQuoteError, counts, errors, rejects: "", buffers: [], lengths: [], size: 0, detail };
   }
 }
+

@@ -72,6 +72,9 @@ export class EngineInputError extends Error {
   override readonly name = "EngineInputError";
 }
 
+/** A quoted field still open where the input ends: in a stripe (src/engine/split.ts), the stripe's end was cut inside that field. */
+export class UnclosedQuoteError extends EngineInputError {}
+
 export interface SchemaRef {
   id: string;
   /** Changes whenever the definition changes (e.g. updatedAt as ISO text); the compiled validator is cached by id + version. */

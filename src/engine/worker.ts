@@ -1,35 +1,33 @@
 import { createObjectStore } from "../adapters/storage/index";
 import type { ObjectStore, StorageConfig } from "../adapters/storage/port";
 import { prepare, processFile } from "./process";
-import { type PartResult, type PartSpec, planSplit, processPart, processSplit } from "./split";
+import { planSplit, processStripe, readHead } from "./split";
+import type { SplitPlan, StripeResult, StripeSource, StripeTask } from "./stripe-plan";
 import { trace } from "./trace";
 import type { ProcessOutcome, ProcessRequest } from "./types";
 
 /**
- * Bun Worker entry (src/engine/pool.ts starts it). Messages in:
- * - `{ type: "process", id, req, helpers }`: one file; with `helpers` > 0 the
- *   pool holds that many idle workers for it, and this worker may split the
- *   file (src/engine/split.ts): it answers `{ id, plan }` first (the helpers'
- *   parts, possibly none), and `{ id, outcome }` at the end.
- * - `{ type: "part", id, req, part }`: a helper's range; answers `{ id, partResult }`.
- * - `{ type: "partResult", id, result }`: a helper's result, relayed to the lead of job `id`.
- * - `{ type: "prepare", req }`: sent to a worker held for a job's helpers, so
- *   that it compiles the schema's validator while the lead plans; no answer.
- * processFile never throws, so the worker lives on after a bad file; the
- * pool replaces it if it dies anyway. `{ id, cancelParts }` asks the pool to
- * stop this job's helpers (the lead reads the file alone).
+ * Bun Worker entry (src/engine/pool.ts starts it). Messages in, each
+ * answered with the same `id` except `prepare` and `hash`:
+ * - `process`: the whole file; answers `{ id, outcome }`.
+ * - `plan`: whether and how the file may be read in stripes, from its first
+ *   `headBytes`; answers `{ id, plan }` (null: read it whole).
+ * - `stripe`: one stripe of a file (src/engine/split.ts); answers
+ *   `{ id, stripe }`, its output buffers transferred. `spare` buffers come
+ *   back from the coordinator for reuse.
+ * - `prepare`: compile the schema's validator ahead of the file's stripes.
+ * - `hash`: compute the outputs' etags once a run's outcome is out.
+ * processFile and processStripe never throw, so the worker lives on after a
+ * bad file; the pool replaces it if it dies anyway.
  */
 export type WorkerRequest =
-  | { type?: "process"; id: number; req: ProcessRequest; helpers?: number; minSplitBytes?: number }
+  | { type: "process"; id: number; req: ProcessRequest }
+  | { type: "plan"; id: number; req: ProcessRequest; source: StripeSource; headBytes: number }
+  | { type: "stripe"; id: number; req: ProcessRequest; task: StripeTask; spare: ArrayBuffer[] }
   | { type: "prepare"; req: ProcessRequest }
-  | { type: "part"; id: number; req: ProcessRequest; part: PartSpec }
-  | { type: "partResult"; id: number; result: PartResult };
+  | { type: "hash"; storage: StorageConfig; keys: string[] };
 
-export type WorkerReply =
-  | { id: number; outcome: ProcessOutcome }
-  | { id: number; plan: PartSpec[] }
-  | { id: number; partResult: PartResult }
-  | { id: number; cancelParts: true };
+export type WorkerReply = { id: number; outcome: ProcessOutcome } | { id: number; plan: SplitPlan | null } | { id: number; stripe: StripeResult };
 
 declare const self: Worker;
 
@@ -46,97 +44,76 @@ function storeFor(cfg: StorageConfig): ObjectStore {
   return store;
 }
 
-/** Helper results awaited by the lead of each job here. */
-const awaiting = new Map<number, (result: PartResult) => void>();
+/** Output buffers handed back by the coordinator, kept for the next stripe (bounded: they are resident memory). */
+const spare: ArrayBuffer[] = [];
+const MAX_SPARE = 16;
 
-const reply = (r: WorkerReply) => self.postMessage(r);
+const reply = (r: WorkerReply, transfer: ArrayBuffer[] = []) => self.postMessage(r, { transfer });
 
-async function processLead(id: number, req: ProcessRequest, store: ObjectStore, helpers: number, minSplitBytes: number | undefined): Promise<ProcessOutcome> {
-  trace(`${req.runId}: received (lead, ${helpers} helpers held)`);
-  // The validator is compiled first (cached), while the helpers held for this file compile theirs: all parts then start together.
-  if (helpers > 0) prepare(req);
-  const plan = helpers > 0 ? await planSplit(req, store, { parts: helpers + 1, minBytes: minSplitBytes }).catch(() => null) : null;
-  // Always answered, so the pool releases the workers it held for this file.
-  reply({ id, plan: plan ? plan.parts.slice(1) : [] });
-  trace(`${req.runId}: planned, bytes per part ${plan ? plan.parts.map((p) => p.end - p.start).join(", ") : "(not split)"}`);
-  if (!plan) return processFile(req, store);
-  const waiting = plan.parts.slice(1).map(() => Promise.withResolvers<PartResult>());
-  let failed = false;
-  awaiting.set(id, (result) => {
-    if (!result.ok) failed = true;
-    waiting[result.index - 1]?.resolve(result);
-  });
-  try {
-    const outcome = await processSplit(
-      req,
-      store,
-      plan,
-      waiting.map((w) => w.promise),
-      () => failed,
-    );
-    if (outcome) return outcome;
-  } finally {
-    awaiting.delete(id);
-  }
-  reply({ id, cancelParts: true });
-  return processFile(req, store);
+function storeFailure(e: unknown): ProcessOutcome {
+  const err = e instanceof Error ? e : new Error(String(e));
+  return {
+    ok: false,
+    errorMessage: `The engine could not open the object store (${err.message}); the run can be retried.`,
+    internalError: err.stack,
+    counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 },
+    errors: [],
+    processed: null,
+    rejects: null,
+    processMs: 0,
+  };
 }
 
 self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   const msg = event.data;
-  if (msg.type === "partResult") {
-    awaiting.get(msg.id)?.(msg.result);
-    return;
-  }
-  if (msg.type === "prepare") {
-    prepare(msg.req);
-    return;
-  }
-  if (msg.type === "part") {
-    trace(`${msg.req.runId}: part ${msg.part.index} starts`);
-    let result: PartResult;
-    try {
-      result = await processPart(msg.req, storeFor(msg.req.storage), msg.part);
-    } catch (e) {
-      result = { index: msg.part.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: false, rowsSize: 0, detail: String(e) };
+  switch (msg.type) {
+    case "prepare":
+      prepare(msg.req);
+      return;
+    case "hash": {
+      // The local store computes an etag when first asked and keeps it: asking here does it while this worker is otherwise idle.
+      const store = storeFor(msg.storage);
+      for (const key of msg.keys) await store.stat(key).catch(() => null);
+      return;
     }
-    reply({ id: msg.id, partResult: result });
-    return;
+    case "plan": {
+      let plan: SplitPlan | null = null;
+      try {
+        prepare(msg.req);
+        const head = await readHead(msg.req, storeFor(msg.req.storage), msg.source, msg.headBytes);
+        plan = await planSplit(msg.req, head);
+      } catch {
+        plan = null;
+      }
+      trace(`${msg.req.runId}: planned${plan ? "" : " (read whole)"}`);
+      reply({ id: msg.id, plan });
+      return;
+    }
+    case "stripe": {
+      for (const b of msg.spare) if (spare.length < MAX_SPARE) spare.push(b);
+      trace(`${msg.req.runId}: stripe ${msg.task.index} [${msg.task.start}, ${msg.task.end}) starts`);
+      let result: StripeResult;
+      try {
+        result = await processStripe(msg.req, storeFor(msg.req.storage), msg.task, spare);
+      } catch (e) {
+        result = { index: msg.task.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: "", buffers: [], lengths: [], size: 0, detail: String(e) };
+      }
+      if (spare.length > MAX_SPARE) spare.length = MAX_SPARE;
+      trace(`${msg.req.runId}: stripe ${msg.task.index}: ${result.counts.total} rows${result.ok ? "" : ` (stopped: ${result.detail})`}`);
+      reply({ id: msg.id, stripe: result }, result.buffers);
+      return;
+    }
+    case "process": {
+      trace(`${msg.req.runId}: one worker reads the whole file`);
+      let outcome: ProcessOutcome;
+      try {
+        outcome = await processFile(msg.req, storeFor(msg.req.storage));
+      } catch (e) {
+        // Only opening the store can get here.
+        outcome = storeFailure(e);
+      }
+      reply({ id: msg.id, outcome });
+      return;
+    }
   }
-  const { id, req } = msg;
-  let outcome: ProcessOutcome;
-  let store: ObjectStore | null = null;
-  try {
-    store = storeFor(req.storage);
-    outcome = await processLead(id, req, store, msg.helpers ?? 0, msg.minSplitBytes);
-  } catch (e) {
-    // Only opening the store can get here.
-    const err = e instanceof Error ? e : new Error(String(e));
-    outcome = {
-      ok: false,
-      errorMessage: `The engine could not open the object store (${err.message}); the run can be retried.`,
-      internalError: err.stack,
-      counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 },
-      errors: [],
-      processed: null,
-      rejects: null,
-      processMs: 0,
-    };
-  }
-  reply({ id, outcome });
-  if (store?.kind === "local") hashOutputs(store, outcome);
 };
-
-/**
- * The local store computes an output's etag (the md5 of its bytes) when it is
- * first asked for, so that a run does not wait for the hash of its output.
- * Asking here, once the outcome is reported, does it on this worker while it
- * is otherwise idle, rather than in the latency of the file's first download
- * link or listing. If the worker stops first, the first reader computes it.
- */
-function hashOutputs(store: ObjectStore, outcome: ProcessOutcome): void {
-  const keys = [outcome.processed?.key, outcome.rejects?.key].filter((k): k is string => k !== undefined);
-  void (async () => {
-    for (const key of keys) await store.stat(key);
-  })().catch(() => {});
-}

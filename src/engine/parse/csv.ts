@@ -1,6 +1,6 @@
 import Papa from "papaparse";
-import { EngineInputError, type FieldRow, type ParseLimits } from "../types";
-import { Batcher, type RecordBuilder, checkColumns, columnNames, mib, positionalName } from "./records";
+import { EngineInputError, type FieldRow, type ParseLimits, UnclosedQuoteError } from "../types";
+import { BATCH_SIZE, type RecordBuilder, checkColumns, columnNames, mib, positionalName } from "./records";
 
 export interface DelimitedOptions {
   delimiter: string;
@@ -63,7 +63,7 @@ export async function* parseDelimited(
   let partial = "";
   let base = 0;
   let records = 0;
-  const batch = new Batcher<FieldRow>();
+  let ready: FieldRow[] = [];
 
   const take = (rows: string[][], checkSize: boolean): void => {
     for (let r = 0; r < rows.length; r++) {
@@ -80,9 +80,18 @@ export async function* parseDelimited(
       }
       records++;
       if (row.length !== width) builder.note(row, records);
-      batch.push(row);
+      ready.push(row);
     }
   };
+  // Each parsed piece's rows go out before the next piece is parsed, so that between batches no parsed row is
+  // held here: the engine's forced collections then find almost nothing alive (src/engine/collect.ts).
+  function* drain(): Generator<FieldRow[]> {
+    while (ready.length > 0) {
+      const out = ready.length <= BATCH_SIZE ? ready : ready.splice(0, BATCH_SIZE);
+      if (out === ready) ready = [];
+      yield out;
+    }
+  }
 
   for await (const piece of text) {
     const input = partial.length > 0 ? partial + piece : piece;
@@ -97,13 +106,13 @@ export async function* parseDelimited(
           "Check mappings.options.quote and mappings.options.delimiter.",
       );
     }
-    yield* batch.full();
+    yield* drain();
   }
   if (partial.length > 0) {
     const res = parser.parse(partial, base, false);
     const unclosed = res.errors.find((e) => e.code === "MissingQuotes");
     if (unclosed) {
-      throw new EngineInputError(
+      throw new UnclosedQuoteError(
         `Record ${records + 1 + (unclosed.row ?? 0)} has a quoted field that is never closed before the end of the file ` +
           "(a truncated file, or a stray quote character? Set mappings.options.quote if the file uses another quote).",
       );
@@ -113,7 +122,7 @@ export async function* parseDelimited(
   if (columns === null) {
     throw new EngineInputError("The file has no rows: it is empty or holds only blank lines.");
   }
-  yield* batch.rest();
+  yield* drain();
 }
 
 /** Blank: every field empty or whitespace (a `,,,` line from a spreadsheet, a stray `\r`). */

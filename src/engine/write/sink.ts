@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { closeSync, fsync, mkdirSync, openSync, writeSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { type FileHandle, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { ObjectInfo, ObjectStore } from "../../adapters/storage/port";
 
@@ -226,6 +226,52 @@ export function openFileSink(store: FileStore, key: string, contentType: string)
     async abort(reason) {
       failure ??= reason;
       await file.discard();
+    },
+  };
+}
+
+/**
+ * Where a striped run's coordinator writes (src/engine/stripes.ts): on the
+ * service's main thread, so a local file is written with asynchronous writes
+ * (the HTTP server never waits on the disk), else a stream into the store.
+ */
+export function openMainThreadSink(store: ObjectStore, key: string, contentType: string): Sink {
+  const local = fileStore(store);
+  return local ? openAsyncFileSink(local, key, contentType) : openStreamSink(store, key, contentType);
+}
+
+/** A temp file in the local store's temp folder written asynchronously, put in place by `putFile` (which fsyncs it) on close. */
+export function openAsyncFileSink(store: FileStore, key: string, contentType: string): Sink {
+  const path = storeTempPath(store);
+  let fh: FileHandle | null = null;
+  let failure: Error | null = null;
+  let closed = false;
+  async function writeAll(bytes: Uint8Array): Promise<void> {
+    if (failure) throw failure;
+    fh ??= await open(path, "wx");
+    for (let off = 0; off < bytes.byteLength; ) off += (await fh.write(bytes, off, bytes.byteLength - off)).bytesWritten;
+  }
+  return {
+    copies: true,
+    write: (text) => writeAll(Buffer.from(text, "utf8")),
+    writeForeign: (bytes) => writeAll(bytes),
+    async close() {
+      if (failure) throw failure;
+      closed = true;
+      fh ??= await open(path, "wx");
+      await fh.close();
+      try {
+        return await store.putFile(key, path, { contentType });
+      } catch (e) {
+        await rm(path, { force: true });
+        throw e;
+      }
+    },
+    async abort(reason) {
+      failure ??= reason;
+      if (!closed) await fh?.close().catch(() => {});
+      closed = true;
+      await rm(path, { force: true });
     },
   };
 }
