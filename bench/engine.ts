@@ -114,7 +114,7 @@ default worker pool (one per core). Measured ${new Date().toISOString().slice(0,
 Load average (1, 5, 15 min) when the run started: ${loadBefore}; when it ended: ${loadAfter}.
 
 Input: generated CSV, ${fmt(rows)} rows x 10 columns (${(bytes / 1e6).toFixed(1)} MB). End to end = from the start of the
-upload (curl -F, streamed) until \`GET /pipeline-runs/{id}\` (polled every 50 ms) reports \`completed\`: upload, parse, map with 9 transforms
+upload (curl -F, streamed) until \`GET /pipeline-runs/{id}\` (polled every 10 ms) reports \`completed\`: upload, parse, map with 9 transforms
 (integer, uppercase, trim, lowercase, number, boolean, date), validate with ajv, write the processed JSON (${fmt(fresh.metadata?.output?.size ?? 0)} bytes).
 The file is sent twice to one fresh service: the first run also starts the worker threads and compiles the row code.
 papaparse parse-only ran in its own process three times just before the service (${secs(before)} s) and three times just after (${secs(after)} s); the fastest is compared against.

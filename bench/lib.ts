@@ -59,7 +59,8 @@ export async function startService(extraEnv: Record<string, string> = {}): Promi
     ...Object.fromEntries((process.env.BENCH_SERVICE_ENV ?? "").split(",").flatMap((kv) => (kv.indexOf("=") > 0 ? [[kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]] : []))),
     ...extraEnv,
   };
-  const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: ROOT, env, stdout: "inherit", stderr: "inherit" });
+  // BENCH_BUN_FLAGS="--cpu-prof-md --cpu-prof-dir=DIR" profiles the service (its main thread) as it runs.
+  const proc = Bun.spawn([process.execPath, ...(process.env.BENCH_BUN_FLAGS ? process.env.BENCH_BUN_FLAGS.split(" ") : []), "src/main.ts"], { cwd: ROOT, env, stdout: "inherit", stderr: "inherit" });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200; i++) {
     try {
@@ -109,7 +110,7 @@ export async function waitForRun(svc: RunningService, runId: string, timeoutMs =
     const run = await svc.api("GET", `/pipeline-runs/${runId}`);
     if (["completed", "delivered", "failed", "acknowledged"].includes(run.status)) return run;
     if (Date.now() > end) throw new Error(`run ${runId} still ${run.status}`);
-    await Bun.sleep(50);
+    await Bun.sleep(10);
   }
 }
 

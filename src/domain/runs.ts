@@ -36,6 +36,7 @@ export interface RunMetadata {
   /** Input format as read (csv, tsv, xlsx, json, ndjson, xml), encoding, and whether it was gzipped. */
   input?: { format: string; encoding?: string; gzip?: boolean };
   output?: { format: string; size: number; rows: number };
-  timings?: { queuedMs?: number; processMs?: number; totalMs?: number };
+  /** `whileArriving`: processing began while the file was still being received (docs/decisions/engine.md). */
+  timings?: { queuedMs?: number; processMs?: number; totalMs?: number; whileArriving?: boolean };
   [extra: string]: unknown;
 }

@@ -1,8 +1,10 @@
+import { closeSync, openSync } from "node:fs";
 import { createObjectStore } from "../adapters/storage/index";
 import type { ObjectStore, StorageConfig } from "../adapters/storage/port";
 import type { SplitPlan, StripeResult, StripeSource, StripeTask } from "./stripe-plan";
 import { type GrowingFile, processStriped, type Striped, type StripedInput, type StripeWorkers } from "./stripes";
-import { DEFAULT_MIN_SPLIT_BYTES, type EnginePool, type ProcessOutcome, type ProcessRequest } from "./types";
+import { trace } from "./trace";
+import { DEFAULT_MIN_SPLIT_BYTES, type EnginePool, type ProcessOutcome, type ProcessRequest, type Speculation } from "./types";
 import type { WorkerReply, WorkerRequest } from "./worker";
 
 export interface EnginePoolOptions {
@@ -17,9 +19,90 @@ export interface EnginePoolOptions {
   minSplitBytes?: number;
   /** Bytes per stripe of a file read by several workers (default 4 MiB); tests lower it. */
   stripeBytes?: number;
+  /** How long work done on an arriving file waits for its run's job before it is dropped (default 60 s). */
+  adoptWithinMs?: number;
+  /**
+   * Largest arriving file the pool begins on before it is stored (default
+   * 256 MiB). Above it the upload and the processing would share the cores
+   * for long enough that nothing is gained, and their memory would add up.
+   */
+  speculateMaxBytes?: number;
 }
 
-const DEFAULT_STRIPE_BYTES = 4 * 1024 * 1024;
+/**
+ * An arriving file's bytes as the store writes them (EnginePool.speculate):
+ * the descriptor is opened on the store's temp file, and stays valid when
+ * the finished file is renamed into place.
+ */
+class GrowingUpload implements GrowingFile {
+  fd = -1;
+  available = 0;
+  size: number | null = null;
+  failed: Error | null = null;
+  private waiters: (() => void)[] = [];
+
+  changed(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  open(path: string): void {
+    try {
+      this.fd = openSync(path, "r");
+    } catch (e) {
+      this.fail(e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+
+  grow(total: number): void {
+    this.available = total;
+    this.wake();
+  }
+
+  complete(size: number): void {
+    this.size = size;
+    this.available = size;
+    this.wake();
+  }
+
+  fail(reason: Error): void {
+    this.failed ??= reason;
+    this.wake();
+  }
+
+  close(): void {
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+  }
+}
+
+/** Work begun on an arriving file, waiting for its run's job. */
+interface Spec {
+  req: ProcessRequest;
+  job: Job;
+  file: GrowingUpload;
+  controller: AbortController;
+  /** Settles when the striped read ends: its result, or null when it gave up or was stopped. */
+  result: Promise<Striped | null>;
+  ended: boolean;
+  expiry: ReturnType<typeof setTimeout> | null;
+}
+
+/** What makes two requests the same work (the size is not known while a file arrives). */
+const workOf = (r: ProcessRequest) =>
+  JSON.stringify([r.runId, r.filename, r.originalKey, r.processedKey, r.rejectsKey, r.outputFormat, r.mappings, r.schema.id, r.schema.version, r.storage]);
+
+/**
+ * Bytes per stripe. Smaller stripes balance the workers better and bound the
+ * output held in memory (a 2 MiB CSV stripe renders to ~4.5 MiB of JSON);
+ * each costs a message and a header re-read (docs/decisions/engine.md).
+ */
+const DEFAULT_STRIPE_BYTES = 2 * 1024 * 1024;
 
 interface Job {
   id: number;
@@ -104,6 +187,9 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
   const workerUrl = opts.workerUrl ?? DEFAULT_WORKER;
   const minSplitBytes = opts.minSplitBytes ?? DEFAULT_MIN_SPLIT_BYTES;
   const stripeBytes = opts.stripeBytes ?? DEFAULT_STRIPE_BYTES;
+  const adoptWithinMs = opts.adoptWithinMs ?? 60_000;
+  const speculateMaxBytes = opts.speculateMaxBytes ?? 256 * 1024 * 1024;
+  const specs = new Map<string, Spec>();
   const slots: Slot[] = [];
   const queue: Job[] = [];
   let nextId = 1;
@@ -275,6 +361,8 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
   }
 
   function dispatch(): void {
+    // A file still arriving must not keep the workers from files that are here: its early start is dropped (its run is then read as usual).
+    if (queue.length > 0) for (const spec of specs.values()) if (!spec.ended && spec.file.size === null) spec.controller.abort(new Error("another file is waiting for the workers"));
     while (queue.length > 0 && !closed) {
       const free = slots.filter(idle);
       const spawnable = size - slots.length;
@@ -318,15 +406,112 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     dispatch();
   }
 
+  /** Drops a speculation's work (its temp files), whenever its read ends. */
+  function drop(spec: Spec, reason: Error): void {
+    if (specs.get(spec.req.runId) === spec) specs.delete(spec.req.runId);
+    if (spec.expiry) clearTimeout(spec.expiry);
+    spec.file.fail(reason);
+    spec.controller.abort(reason);
+    void spec.result.then((striped) => striped?.discard()).catch(() => {});
+  }
+
+  function speculate(req: ProcessRequest, expectedBytes: number): Speculation | null {
+    if (closed || queue.length > 0 || specs.size > 0 || req.storage.kind !== "local" || !mayStripe(req)) return null;
+    if (!(expectedBytes >= minSplitBytes && expectedBytes <= speculateMaxBytes)) return null;
+    const free = slots.filter(idle);
+    if (free.length + (size - slots.length) < 2) return null;
+    while (canSpawn()) free.push(spawn());
+    const controller = new AbortController();
+    const job: Job = { id: nextId++, req, signal: controller.signal, resolve() {}, reject() {} };
+    for (const s of free) {
+      s.heldFor = job;
+      s.worker.ref();
+    }
+    job.session = free;
+    for (const s of free.slice(1)) s.worker.postMessage({ type: "prepare", req } satisfies WorkerRequest);
+    const file = new GrowingUpload();
+    const opened = Promise.withResolvers<void>();
+    const spec: Spec = { req, job, file, controller, result: Promise.resolve(null), ended: false, expiry: null };
+    spec.result = (async () => {
+      await opened.promise;
+      if (file.failed || controller.signal.aborted) return null;
+      trace(`${req.runId}: read while it arrives`);
+      return runStriped(job, free, { kind: "growing", file });
+    })()
+      .catch(() => null)
+      .then((striped) => {
+        spec.ended = true;
+        file.close();
+        release(job);
+        trace(`${req.runId}: read while it arrived: ${striped ? "done, waiting for its job" : "gave up"}`);
+        // Still unclaimed: it waits for its run's job a while (a job that took it, or a drop, owns it now).
+        if (specs.get(req.runId) === spec) {
+          if (!striped) specs.delete(req.runId);
+          else spec.expiry = setTimeout(() => drop(spec, new Error("no job took it")), adoptWithinMs);
+        }
+        dispatch();
+        return striped;
+      });
+    specs.set(req.runId, spec);
+    return {
+      observe: {
+        opened(path) {
+          file.open(path);
+          opened.resolve();
+        },
+        wrote: (total) => file.grow(total),
+        done: (bytes) => file.complete(bytes),
+      },
+      cancel(reason) {
+        opened.resolve();
+        drop(spec, reason);
+      },
+    };
+  }
+
+  /** The work a speculation did for `req`'s run, committed; null when there is none to take (the run is then read as usual). */
+  async function adopt(spec: Spec, req: ProcessRequest, signal?: AbortSignal): Promise<ProcessOutcome | null> {
+    specs.delete(req.runId);
+    if (spec.expiry) clearTimeout(spec.expiry);
+    if (workOf(spec.req) !== workOf(req)) {
+      drop(spec, new Error("the run's pipeline or schema changed while its file arrived"));
+      return null;
+    }
+    const stop = Promise.withResolvers<null>();
+    const onAbort = () => stop.resolve(null);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const striped = await Promise.race([spec.result, stop.promise]);
+      if (signal?.aborted) {
+        drop(spec, signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+        throw signal.reason;
+      }
+      if (!striped) return null;
+      const outcome = await striped.commit();
+      outcome.streamed = true;
+      hashLater(slots.find(idle), req, outcome);
+      return outcome;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
   return {
+    speculate,
     stats: () => ({ workers: slots.length, busy: slots.filter((s) => !idle(s)).length, queued: queue.length }),
     warm() {
       if (closed) return;
       while (canSpawn()) spawn();
     },
-    process(req, signal) {
-      if (closed) return Promise.reject(new Error("engine pool is closed"));
-      if (signal?.aborted) return Promise.reject(signal.reason);
+    async process(req, signal) {
+      if (closed) throw new Error("engine pool is closed");
+      if (signal?.aborted) throw signal.reason;
+      const spec = specs.get(req.runId);
+      if (spec) {
+        const outcome = await adopt(spec, req, signal);
+        if (outcome) return outcome;
+        if (closed) throw new Error("engine pool is closed");
+      }
       return new Promise<ProcessOutcome>((resolve, reject) => {
         const job: Job = { id: nextId++, req, signal, resolve, reject };
         if (signal) {
@@ -340,6 +525,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     async close() {
       closed = true;
       const err = new Error("engine pool closed");
+      for (const spec of [...specs.values()]) drop(spec, err);
       const jobs = new Set<Job>(queue.splice(0));
       for (const slot of slots) {
         if (slot.heldFor) jobs.add(slot.heldFor);

@@ -128,7 +128,7 @@ async function* stripeBytes(req: ProcessRequest, store: ObjectStore, task: Strip
 
 const ENCODER = new TextEncoder();
 /** Bytes per output buffer handed to the coordinator. */
-const CHUNK_BYTES = 1024 * 1024;
+const CHUNK_BYTES = 512 * 1024;
 
 /**
  * A stripe's rows encoded into buffers that are transferred to the

@@ -71,9 +71,9 @@ export interface Striped {
 const MAX_REPORTED_ERRORS = 20;
 /** How far past a stripe's nominal end a line end is looked for; a longer line makes the file go to one worker. */
 const CUT_WINDOW = 1024 * 1024;
-/** Spare output buffers sent with each stripe (a 4 MiB CSV stripe renders to about 9 MiB of JSON). */
-const SPARE_PER_TASK = 12;
-const MAX_SPARE = 32;
+/** Spare output buffers (512 KiB each) sent with each stripe, and kept here at most (a 2 MiB CSV stripe renders to about 4.5 MiB of JSON). */
+const SPARE_PER_TASK = 10;
+const MAX_SPARE = 10;
 
 const REJECT_PREFIX = '{"rowIndex":';
 

@@ -1,6 +1,6 @@
 import type { RowError, RunCounts, RunMetadata } from "../domain/runs";
 import type { PipelineMappings } from "../services/pipelines/shapes";
-import type { StorageConfig } from "../adapters/storage/port";
+import type { StorageConfig, WriteObserver } from "../adapters/storage/port";
 
 /**
  * The engine's contract: bytes in, records out, mapped, validated, written.
@@ -111,13 +111,32 @@ export interface ProcessOutcome {
   processed: { key: string; size: number; rows: number; format: OutputFormat; mimetype: string } | null;
   rejects: { key: string; size: number; rows: number } | null;
   processMs: number;
+  /** Processing began while the file was still arriving (EnginePool.speculate). */
+  streamed?: boolean;
   /** For the service log, not for people: the stack of an unexpected failure. */
   internalError?: string;
+}
+
+/** Work begun on a file while it arrives (EnginePool.speculate). */
+export interface Speculation {
+  /** For the store's putArriving: the pool follows the bytes as they are written. */
+  readonly observe: WriteObserver;
+  /** The file will not be the run's original after all (its write or the run's creation failed): drop what was done. */
+  cancel(reason: Error): void;
 }
 
 /** Runs ProcessRequests on Bun Worker threads so the HTTP server never waits on a file. */
 export interface EnginePool {
   process(req: ProcessRequest, signal?: AbortSignal): Promise<ProcessOutcome>;
+  /**
+   * A file is arriving that will be the original of `req`'s run: the pool
+   * may start on it while it arrives, and `process` of the same request then
+   * takes that work (docs/decisions/engine.md, "Processing while a file
+   * arrives"). null when it will not (busy, not a file it reads in stripes,
+   * not on the local store, or larger than it takes on that way:
+   * `expectedBytes` is what the sender announced).
+   */
+  speculate?(req: ProcessRequest, expectedBytes: number): Speculation | null;
   /**
    * A file is arriving: start the worker threads that are not running yet, so
    * that they have loaded by the time its run is processed (only the first

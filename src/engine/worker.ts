@@ -46,7 +46,7 @@ function storeFor(cfg: StorageConfig): ObjectStore {
 
 /** Output buffers handed back by the coordinator, kept for the next stripe (bounded: they are resident memory). */
 const spare: ArrayBuffer[] = [];
-const MAX_SPARE = 16;
+const MAX_SPARE = 10;
 
 const reply = (r: WorkerReply, transfer: ArrayBuffer[] = []) => self.postMessage(r, { transfer });
 
@@ -99,7 +99,7 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
         result = { index: msg.task.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: "", buffers: [], lengths: [], size: 0, detail: String(e) };
       }
       if (spare.length > MAX_SPARE) spare.length = MAX_SPARE;
-      trace(`${msg.req.runId}: stripe ${msg.task.index}: ${result.counts.total} rows${result.ok ? "" : ` (stopped: ${result.detail})`}`);
+      { const g = globalThis as any; trace(`${msg.req.runId}: stripe ${msg.task.index}: ${result.counts.total} rows; gc so far ${Math.round(g.__gcms ?? 0)} ms in ${g.__gcn ?? 0}`); }
       reply({ id: msg.id, stripe: result }, result.buffers);
       return;
     }

@@ -4,7 +4,7 @@ import { dirname, join, resolve, sep } from "node:path";
 import { AppError } from "../../domain/errors";
 import { chunksOf } from "./body";
 import { assertKey, assertPrefix, RESERVED_SEGMENT } from "./keys";
-import type { Body, CompletedPart, MultipartUpload, ObjectInfo, ObjectStore, PresignOptions, StorageConfig } from "./port";
+import type { Body, CompletedPart, MultipartUpload, ObjectInfo, ObjectStore, PresignOptions, StorageConfig, WriteObserver } from "./port";
 import { type LinkClaims, sign, signatureMatches } from "./signing";
 
 /** S3's multipart rules, kept here too so a client that works on one works on the other. */
@@ -98,11 +98,23 @@ export class LocalObjectStore implements ObjectStore {
   // ---- writing -------------------------------------------------------------
 
   /** Streams the body into a new temp file, fsynced; the caller renames it into place or removes it. */
-  private async writeTemp(body: Body | AsyncIterable<Uint8Array>, opts: { md5: boolean }): Promise<{ tmp: string; md5: string | null }> {
+  private async writeTemp(body: Body | AsyncIterable<Uint8Array>, opts: { md5: boolean; observe?: WriteObserver }): Promise<{ tmp: string; md5: string | null }> {
     const tmp = this.tmpPath();
     await mkdir(dirname(tmp), { recursive: true });
     const fh = await open(tmp, "wx");
     const hash = opts.md5 ? createHash("md5") : null;
+    const observe = opts.observe;
+    observe?.opened(tmp);
+    let written = 0;
+    const write = (data: Uint8Array[], bytes: number) => {
+      const w = writeBatch(fh, data);
+      return observe
+        ? w.then(() => {
+            written += bytes;
+            observe.wrote(written);
+          })
+        : w;
+    };
     // One write in flight while the next batch is read and hashed, so disk and CPU overlap.
     let writing: Promise<void> = Promise.resolve();
     try {
@@ -116,7 +128,7 @@ export class LocalObjectStore implements ObjectStore {
         if (batched >= WRITE_BATCH || batch.length >= MAX_IOVECS) {
           const data = batch;
           await writing;
-          writing = writeBatch(fh, data);
+          writing = write(data, batched);
           // Observed now, awaited before the next write: a failure is not an unhandled rejection meanwhile.
           writing.catch(() => {});
           batch = [];
@@ -124,7 +136,8 @@ export class LocalObjectStore implements ObjectStore {
         }
       }
       await writing;
-      if (batched > 0) await writeBatch(fh, batch);
+      if (batched > 0) await write(batch, batched);
+      observe?.done(written);
       await fh.sync();
       await fh.close();
     } catch (e) {
@@ -234,6 +247,13 @@ export class LocalObjectStore implements ObjectStore {
     this.objectPath(key);
     const { tmp, md5 } = await this.writeTemp(body, { md5: true });
     return this.commit(tmp, key, { etag: md5!, contentType: opts.contentType });
+  }
+
+  /** `put` without hashing while writing (the etag is computed when first asked for, as for putFile), telling `observe` where the bytes go. */
+  async putArriving(key: string, body: Body, opts: { contentType?: string; observe?: WriteObserver } = {}): Promise<Omit<ObjectInfo, "etag">> {
+    this.objectPath(key);
+    const { tmp } = await this.writeTemp(body, { md5: false, observe: opts.observe });
+    return this.commit(tmp, key, { etag: undefined, contentType: opts.contentType });
   }
 
   /**

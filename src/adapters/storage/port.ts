@@ -34,10 +34,26 @@ export interface CompletedPart {
   etag: string;
 }
 
+/** Told where an arriving body's bytes go while they are written (src/engine/stripes.ts reads them as they come). */
+export interface WriteObserver {
+  /** The file the bytes are written to, once it exists (a temp file; it is renamed into place at the end). */
+  opened(path: string): void;
+  /** Bytes written to it so far (readable there from now on). */
+  wrote(total: number): void;
+  /** Every byte is written: the final size (the file is then fsynced and put in place). */
+  done(size: number): void;
+}
+
 export interface ObjectStore {
   readonly kind: "local" | "s3";
   /** Writes the whole body, atomically: readers see the old object or the new one, never half of it. */
   put(key: string, body: Body, opts?: { contentType?: string }): Promise<ObjectInfo>;
+  /**
+   * `put` of a file arriving from a client, whose etag nobody needs yet: the
+   * local store computes the etag when first asked for instead of while the
+   * bytes arrive, and tells `observe` where they go. S3 puts as usual.
+   */
+  putArriving(key: string, body: Body, opts?: { contentType?: string; observe?: WriteObserver }): Promise<Omit<ObjectInfo, "etag">>;
   /** The object's bytes, streamed; null when it does not exist. `range` is inclusive, as HTTP ranges are. */
   get(key: string, opts?: { range?: { start: number; end?: number } }): Promise<ReadableStream<Uint8Array> | null>;
   stat(key: string): Promise<ObjectInfo | null>;

@@ -55,6 +55,10 @@ export class S3ObjectStore implements ObjectStore {
     });
   }
 
+  putArriving(key: string, body: Body, opts: { contentType?: string } = {}): Promise<ObjectInfo> {
+    return this.put(key, body, opts);
+  }
+
   async put(key: string, body: Body, opts: { contentType?: string } = {}): Promise<ObjectInfo> {
     assertKey(key);
     const contentType = opts.contentType || guessType(key);

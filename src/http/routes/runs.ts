@@ -92,6 +92,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
               body: file.body,
               source: "upload",
               maxBytes,
+              expectedBytes: file.declaredBytes,
             }),
           );
           return runs.presentRun(run, call.version);
@@ -120,6 +121,8 @@ interface IncomingFile {
   filename: string;
   mimetype: string;
   body: AsyncIterable<Uint8Array>;
+  /** The request's content-length (the form, so a little more than the file), when it was given. */
+  declaredBytes?: number;
 }
 
 /**
@@ -175,7 +178,7 @@ async function receiveFile<T>(request: Request, maxBytes: number, start: (file: 
       }
       // A truncated form errors the part before the consumer may be reading it; the consumer sees the error when it reads.
       stream.on("error", () => {});
-      started = start({ filename: info.filename ?? "", mimetype: info.mimeType, body: stream });
+      started = start({ filename: info.filename ?? "", mimetype: info.mimeType, body: stream, declaredBytes: Number.isFinite(declared) ? declared : undefined });
       started.catch(fail);
     });
     parser.on("field", (name) => {

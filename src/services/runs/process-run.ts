@@ -1,12 +1,10 @@
-import { createHash } from "node:crypto";
 import { and, eq } from "drizzle-orm";
-import { runKeys } from "../../adapters/storage/keys";
 import { FINAL_STATUSES, type RunMetadata, type RunStatus } from "../../domain/runs";
-import type { OutputFormat, ProcessOutcome } from "../../engine/types";
+import type { ProcessOutcome } from "../../engine/types";
 import type { ServiceContext } from "../context";
 import { deliverRun, PermanentDeliveryError } from "../delivery";
 import { enqueueRunEvent } from "../run-events";
-import { OUTPUT_FORMATS, type PipelineMappings } from "../pipelines/shapes";
+import { engineRequest, schemaForEngine } from "./engine-request";
 import { loadRunRow, publishStatus, type RunRow } from "./record";
 
 export interface ProcessRunOptions {
@@ -42,7 +40,7 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
   if (opts.attempt !== undefined && row.attempt !== opts.attempt) return null;
   if ((FINAL_STATUSES as readonly string[]).includes(row.status)) return null;
 
-  const { pipelineRuns: run, pipelines: p, schemas: s } = ctx.db.t;
+  const { pipelineRuns: run, pipelines: p } = ctx.db.t;
   const claimedAt = ctx.clock.now();
   if (row.status === "pending") {
     const moved = await ctx.db.tx((w) =>
@@ -69,10 +67,7 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
       metadata: { timings: { queuedMs, totalMs: queuedMs + elapsed(started) } },
     });
   }
-  const [schema] = await ctx.db.read
-    .select()
-    .from(s)
-    .where(and(eq(s.id, pipeline.schemaId), eq(s.workspaceId, row.workspaceId)));
+  const schema = await schemaForEngine(ctx, pipeline);
   if (!schema) {
     return finish(ctx, row, {
       status: "failed",
@@ -82,23 +77,9 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
   }
 
   const outbound = row.direction === "outbound";
-  const outputFormat = outbound ? outboundFormat(row, pipeline.mappings.options.outputFormat) : "json";
-  const keys = runKeys(row.workspaceId, row.id, row.filename, { processedExtension: outputFormat });
-  const outcome: ProcessOutcome = await ctx.engine.process(
-    {
-      runId: row.id,
-      filename: row.filename,
-      storage: ctx.storageConfig,
-      originalKey: row.originalKey,
-      processedKey: keys.processed,
-      rejectsKey: keys.rejects,
-      outputFormat,
-      mappings: row.source === "outbound" ? outboundUploadInput(pipeline.mappings) : pipeline.mappings,
-      schema: { id: schema.id, version: schemaVersion(schema.updatedAt, schema.definition), definition: schema.definition },
-      size: row.size,
-    },
-    opts.signal,
-  );
+  const request = engineRequest(ctx, row, pipeline, schema);
+  const outputFormat = request.outputFormat;
+  const outcome: ProcessOutcome = await ctx.engine.process(request, opts.signal);
 
   // The queue is stopping: the run stays `processing` and the job goes back for another worker.
   if (opts.signal?.aborted) throw new Error(`run ${row.id}: processing interrupted by shutdown`);
@@ -110,7 +91,7 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
   const metadata: RunMetadata = {
     rows: outcome.counts,
     errors: outcome.errors,
-    timings: { queuedMs, processMs: Math.round(outcome.processMs), totalMs: queuedMs + elapsed(started) },
+    timings: { queuedMs, processMs: Math.round(outcome.processMs), totalMs: queuedMs + elapsed(started), ...(outcome.streamed ? { whileArriving: true } : {}) },
   };
   if (outcome.input) metadata.input = outcome.input;
   if (outcome.processed) metadata.output = { format: outcome.processed.format, size: outcome.processed.size, rows: outcome.processed.rows };
@@ -197,31 +178,6 @@ async function finish(ctx: ServiceContext, row: RunRow, f: Finish): Promise<RunS
   });
   if (ended) await publishStatus(ctx, row, ended, "processing");
   return ended;
-}
-
-/**
- * An outbound upload's file is always one JSON array (its parts combined),
- * whatever the client named it: read as JSON from the top level.
- */
-function outboundUploadInput(mappings: PipelineMappings): PipelineMappings {
-  const { recordPath: _recordPath, encoding: _encoding, ...options } = mappings.options;
-  return { ...mappings, options: { ...options, format: "json" } };
-}
-
-/** An outbound upload may ask for its own format (kept in the run's arrival metadata); else the pipeline's, else JSON. */
-function outboundFormat(row: RunRow, pipelineFormat: OutputFormat | undefined): OutputFormat {
-  const asked = (row.metadata.arrival as { outputFormat?: unknown } | undefined)?.outputFormat;
-  if (typeof asked === "string" && (OUTPUT_FORMATS as readonly string[]).includes(asked)) return asked as OutputFormat;
-  return pipelineFormat ?? "json";
-}
-
-/**
- * The engine caches compiled validators by schema id and version. The
- * definition's hash is part of the version: two edits within one millisecond
- * (or under a stopped clock) must not reuse the old validator.
- */
-function schemaVersion(updatedAt: Date, definition: unknown): string {
-  return `${updatedAt.toISOString()}#${createHash("sha256").update(JSON.stringify(definition)).digest("base64url").slice(0, 16)}`;
 }
 
 const elapsed = (since: number) => Math.round(performance.now() - since);

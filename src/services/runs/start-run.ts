@@ -7,6 +7,9 @@ import { newId } from "../../domain/ids";
 import type { RunSource } from "../../domain/runs";
 import { transferred } from "../../sftp/memory";
 import type { ServiceContext } from "../context";
+import type { Speculation } from "../../engine/types";
+import type { PipelineRow } from "../pipelines/record";
+import { engineRequest, type RunForEngine, schemaForEngine } from "./engine-request";
 import { pipelineForFiles } from "./pipeline-for-files";
 import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "./record";
 import type { ProcessRunPayload } from "./shapes";
@@ -32,6 +35,8 @@ export interface StartRunOptions {
   idempotencyKey?: string;
   /** Largest body accepted; default MAX_UPLOAD_BYTES. */
   maxBytes?: number;
+  /** The size the sender announced (an upload's content-length), if any: the engine may begin on a file of suitable size while it arrives. */
+  expectedBytes?: number;
   /** Facts about the arrival kept in the run's metadata (e.g. the e-mail sender). */
   metadata?: Record<string, unknown>;
 }
@@ -55,17 +60,24 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     .where(eq(ctx.db.t.connections.id, pipeline.connectionId));
 
   const id = newId("run");
+  const metadata: RunRow["metadata"] = { source: opts.source, ...(opts.metadata ? { arrival: opts.metadata } : {}) };
   const filename = safeFilename(opts.filename, `upload-${id}`);
   const keys = runKeys(workspaceId, id, filename);
   const mimetype = contentType(opts.mimetype, filename);
   const maxBytes = opts.maxBytes ?? ctx.settings.maxUploadBytes;
 
-  // The engine's threads load while the file streams in (they are already running except after a start).
+  // The engine's threads load while the file streams in (they are already running except after a start);
+  // an idle engine may begin on the file as it arrives, and the run's job then takes that work.
   ctx.engine.warm?.();
+  const early =
+    opts.expectedBytes === undefined
+      ? null
+      : await speculate(ctx, { id, workspaceId, filename, originalKey: keys.original, direction: pipeline.direction, source: opts.source, metadata }, pipeline, opts.expectedBytes);
   let tooLarge = false;
   const stored = await ctx.storage
-    .put(keys.original, limited(opts.body, maxBytes, () => (tooLarge = true)), { contentType: mimetype })
+    .putArriving(keys.original, limited(opts.body, maxBytes, () => (tooLarge = true)), { contentType: mimetype, observe: early?.observe })
     .catch(async (e) => {
+      early?.cancel(e instanceof Error ? e : new Error(String(e)));
       await ctx.storage.delete(keys.original).catch(() => {});
       if (tooLarge) throw new AppError("payload_too_large", `file: larger than the ${maxBytes}-byte upload limit`);
       throw e;
@@ -94,7 +106,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     originalKey: keys.original,
     processedKey: null,
     rejectsKey: null,
-    metadata: { source: opts.source, ...(opts.metadata ? { arrival: opts.metadata } : {}) },
+    metadata,
     errorMessage: null,
     attempt: 1,
     idempotencyKey: opts.idempotencyKey ?? null,
@@ -109,6 +121,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
       await ctx.queue.enqueue(w, { name: RUN_JOB, payload, key: runJobKey(id, 1), maxAttempts: RUN_JOB_ATTEMPTS });
     });
   } catch (e) {
+    early?.cancel(e instanceof Error ? e : new Error(String(e)));
     await ctx.storage.delete(keys.original).catch((err) => ctx.log.warn({ err, key: keys.original }, "orphan original not removed"));
     // Two deliveries of one file raced: the first one's run stands.
     if (opts.idempotencyKey && uniqueViolation(e)) {
@@ -120,6 +133,17 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
   await publishStatus(ctx, row, "pending", null);
   // The run as created: a worker may already have taken it, but the caller is told what it started.
   return { row, pipelineName: pipeline.name, connectionName: conn?.name ?? null };
+}
+
+/**
+ * Asks the engine to begin on an inbound file while it arrives
+ * (EnginePool.speculate); the request is the one the run's job will make,
+ * so the job takes the work only if the pipeline and schema are unchanged.
+ */
+async function speculate(ctx: ServiceContext, run: RunForEngine, pipeline: PipelineRow, expectedBytes: number): Promise<Speculation | null> {
+  if (!ctx.engine.speculate || run.direction !== "inbound") return null;
+  const schema = await schemaForEngine(ctx, pipeline);
+  return schema ? ctx.engine.speculate(engineRequest(ctx, run, pipeline, schema), expectedBytes) : null;
 }
 
 export async function findByIdempotencyKey(ctx: ServiceContext, workspaceId: string, key: string): Promise<RunRecord | null> {
