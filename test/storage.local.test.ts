@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { createObjectStore } from "../src/adapters/storage";
 import { runKeys, safeFilename } from "../src/adapters/storage/keys";
 import { LocalObjectStore } from "../src/adapters/storage/local";
@@ -253,6 +253,43 @@ describe("atomic writes", () => {
     const info = await store.stat("ws/c/meta.txt");
     expect(info!.etag).not.toBe(first.etag);
     expect(info!.etag).toBe(new Bun.CryptoHasher("md5").update("second, written behind the store's back").digest("hex"));
+  });
+
+  test("putArriving tells its observer the temp file, each write and the final size, before the object is in place", async () => {
+    const seen: string[] = [];
+    let path = "";
+    const chunk = new Uint8Array(300 * 1024).fill(65);
+    async function* body() {
+      for (let i = 0; i < 8; i++) yield chunk;
+    }
+    const total = 8 * chunk.byteLength;
+    const info = await store.putArriving("ws/arriving/a.csv", body(), {
+      observe: {
+        opened(p) {
+          path = p;
+          seen.push("opened");
+        },
+        wrote(n) {
+          // The bytes reported are in the file already.
+          expect(statSync(path).size).toBeGreaterThanOrEqual(n);
+          seen.push(`wrote ${n}`);
+        },
+        done(n) {
+          expect(existsSync(join(store.root, "ws/arriving/a.csv"))).toBe(false);
+          seen.push(`done ${n}`);
+        },
+      },
+    });
+    expect(dirname(path)).toBe(join(store.root, ".fps", "tmp"));
+    expect(seen[0]).toBe("opened");
+    expect(seen.at(-1)).toBe(`done ${total}`);
+    const wrote = seen.filter((x) => x.startsWith("wrote")).map((x) => Number(x.split(" ")[1]));
+    expect(wrote.length).toBeGreaterThan(1);
+    expect(wrote).toEqual([...wrote].sort((a, b) => a - b));
+    expect(wrote.at(-1)).toBe(total);
+    expect(info.size).toBe(total);
+    expect(existsSync(path)).toBe(false);
+    expect((await store.stat("ws/arriving/a.csv"))!.etag).toBe(new Bun.CryptoHasher("md5").update(new Uint8Array(total).fill(65)).digest("hex"));
   });
 
   test("a file put by putFile (the engine's outputs) gets the md5 of its bytes as etag when first asked for, with the content type it was given", async () => {

@@ -362,7 +362,15 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
 
   function dispatch(): void {
     // A file still arriving must not keep the workers from files that are here: its early start is dropped (its run is then read as usual).
-    if (queue.length > 0) for (const spec of specs.values()) if (!spec.ended && spec.file.size === null) spec.controller.abort(new Error("another file is waiting for the workers"));
+    if (queue.length > 0) {
+      for (const spec of specs.values()) {
+        if (spec.ended || spec.file.size !== null) continue;
+        const reason = new Error("another file is waiting for the workers");
+        // Failing the file wakes a read waiting for its next bytes; the abort stops one in a stripe.
+        spec.file.fail(reason);
+        spec.controller.abort(reason);
+      }
+    }
     while (queue.length > 0 && !closed) {
       const free = slots.filter(idle);
       const spawnable = size - slots.length;
