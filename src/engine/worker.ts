@@ -17,6 +17,8 @@ import type { ProcessOutcome, ProcessRequest } from "./types";
  *   back from the coordinator for reuse.
  * - `prepare`: compile the schema's validator ahead of the file's stripes.
  * - `hash`: compute the outputs' etags once a run's outcome is out.
+ * - `drain`: answers `{ id, drained }` once what was sent before it is done
+ *   (the pool closes a worker only after its `hash` work, which writes files).
  * processFile and processStripe never throw, so the worker lives on after a
  * bad file; the pool replaces it if it dies anyway.
  */
@@ -25,9 +27,14 @@ export type WorkerRequest =
   | { type: "plan"; id: number; req: ProcessRequest; source: StripeSource; headBytes: number }
   | { type: "stripe"; id: number; req: ProcessRequest; task: StripeTask; spare: ArrayBuffer[] }
   | { type: "prepare"; req: ProcessRequest }
-  | { type: "hash"; storage: StorageConfig; keys: string[] };
+  | { type: "hash"; storage: StorageConfig; keys: string[] }
+  | { type: "drain"; id: number };
 
-export type WorkerReply = { id: number; outcome: ProcessOutcome } | { id: number; plan: SplitPlan | null } | { id: number; stripe: StripeResult };
+export type WorkerReply =
+  | { id: number; outcome: ProcessOutcome }
+  | { id: number; plan: SplitPlan | null }
+  | { id: number; stripe: StripeResult }
+  | { id: number; drained: true };
 
 declare const self: Worker;
 
@@ -48,6 +55,9 @@ function storeFor(cfg: StorageConfig): ObjectStore {
 const spare: ArrayBuffer[] = [];
 const MAX_SPARE = 10;
 
+/** The `hash` work in progress (awaited by `drain`). */
+let hashing: Promise<void> = Promise.resolve();
+
 const reply = (r: WorkerReply, transfer: ArrayBuffer[] = []) => self.postMessage(r, { transfer });
 
 function storeFailure(e: unknown): ProcessOutcome {
@@ -67,13 +77,19 @@ function storeFailure(e: unknown): ProcessOutcome {
 self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
   const msg = event.data;
   switch (msg.type) {
+    case "drain":
+      await hashing;
+      reply({ id: msg.id, drained: true });
+      return;
     case "prepare":
       prepare(msg.req);
       return;
     case "hash": {
       // The local store computes an etag when first asked and keeps it: asking here does it while this worker is otherwise idle.
       const store = storeFor(msg.storage);
-      for (const key of msg.keys) await store.stat(key).catch(() => null);
+      hashing = hashing.then(async () => {
+        for (const key of msg.keys) await store.stat(key).catch(() => null);
+      });
       return;
     }
     case "plan": {
