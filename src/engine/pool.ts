@@ -536,7 +536,11 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
       for (const spec of [...specs.values()]) drop(spec, err);
       // Idle workers may still be computing etags (files written in the store): let them finish, briefly.
       const draining = slots.filter(idle).map((slot) => ask(slot, null, { type: "drain", id: nextId++ }).catch(() => {}));
-      await Promise.race([Promise.all(draining), Bun.sleep(2_000)]);
+      if (draining.length > 0) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([Promise.all(draining), new Promise<void>((r) => (timer = setTimeout(r, 2_000)))]);
+        clearTimeout(timer);
+      }
       const jobs = new Set<Job>(queue.splice(0));
       for (const slot of slots) {
         if (slot.heldFor) jobs.add(slot.heldFor);
