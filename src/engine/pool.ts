@@ -129,13 +129,15 @@ interface Pending {
 interface Slot {
   // Bun's own Worker type carries ref/unref (the global one may be the DOM's).
   worker: Bun.Worker;
-  /** What the worker is doing now. */
-  pending: Pending | null;
+  /** Messages sent whose replies are awaited, by id (a worker handles its messages one after another, in order). */
+  pending: Map<number, Pending>;
   /** The job whose striped read holds this worker (between its tasks too). */
   heldFor: Job | null;
 }
 
-const idle = (s: Slot) => s.pending === null && s.heldFor === null;
+const idle = (s: Slot) => s.pending.size === 0 && s.heldFor === null;
+/** Stripes outstanding per worker: the next one waits in the worker while it does the current one, so it never waits for the main thread. */
+const STRIPES_PER_WORKER = 2;
 
 const DEFAULT_WORKER = new URL("./worker.ts", import.meta.url);
 
@@ -222,10 +224,10 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     const i = slots.indexOf(slot);
     if (i >= 0) slots.splice(i, 1);
     slot.worker.terminate();
-    const p = slot.pending;
-    slot.pending = null;
+    const pending = [...slot.pending.values()];
+    slot.pending.clear();
     slot.heldFor = null;
-    p?.reject(new Error(why));
+    for (const p of pending) p.reject(new Error(why));
   }
 
   function crashed(slot: Slot, detail: string): void {
@@ -238,13 +240,13 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     const worker = new Worker(workerUrl) as unknown as Bun.Worker;
     // Only a worker with something to do keeps the process alive (ref'd while it has a task).
     worker.unref();
-    const slot: Slot = { worker, pending: null, heldFor: null };
+    const slot: Slot = { worker, pending: new Map(), heldFor: null };
     worker.addEventListener("message", (event) => {
       const reply = (event as MessageEvent<WorkerReply>).data;
-      const p = slot.pending;
-      if (!p || reply.id !== p.id) return;
-      slot.pending = null;
-      if (!slot.heldFor) worker.unref();
+      const p = slot.pending.get(reply.id);
+      if (!p) return;
+      slot.pending.delete(reply.id);
+      if (!slot.heldFor && slot.pending.size === 0) worker.unref();
       p.resolve(reply);
       dispatch();
     });
@@ -257,7 +259,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
   /** Sends `msg` to an idle (or held) slot and waits for its reply; rejects if the worker dies first. */
   function ask(slot: Slot, job: Job | null, msg: WorkerRequest & { id: number }, transfer: ArrayBuffer[] = []): Promise<WorkerReply> {
     return new Promise<WorkerReply>((resolve, reject) => {
-      slot.pending = { id: msg.id, job, resolve, reject };
+      slot.pending.set(msg.id, { id: msg.id, job, resolve, reject });
       slot.worker.ref();
       slot.worker.postMessage(msg, { transfer });
     });
@@ -278,17 +280,22 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
 
   /** The workers a striped read may use: the slots held for it, each doing one task at a time. */
   function stripeWorkers(job: Job, held: Slot[]): StripeWorkers {
-    const free = () => held.find((s) => slots.includes(s) && s.pending === null);
+    // The alive held worker with the fewest stripes outstanding, if it may take one more.
+    const free = (depth: number) => {
+      let best: Slot | undefined;
+      for (const s of held) if (slots.includes(s) && s.pending.size < depth && (!best || s.pending.size < best.pending.size)) best = s;
+      return best;
+    };
     return {
-      width: held.length,
+      width: held.length * STRIPES_PER_WORKER,
       async plan(req, source, headBytes) {
-        const slot = free();
+        const slot = free(1);
         if (!slot) return null;
         const reply = await ask(slot, job, { type: "plan", id: nextId++, req, source, headBytes });
         return "plan" in reply ? reply.plan : null;
       },
       async stripe(req, task, spare) {
-        const slot = free();
+        const slot = free(STRIPES_PER_WORKER);
         if (!slot) throw new Error("no worker left for the stripe");
         const reply = await ask(slot, job, { type: "stripe", id: nextId++, req, task, spare }, spare);
         if (!("stripe" in reply)) throw new Error("unexpected reply");
@@ -342,7 +349,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     }
     if (job.settled) return;
     // Read whole: on a worker held for it if one is left, and the others go back to the pool.
-    const slot = held.find((s) => slots.includes(s) && s.pending === null) ?? (canSpawn() ? spawn() : null);
+    const slot = held.find((s) => slots.includes(s) && s.pending.size === 0) ?? (canSpawn() ? spawn() : null);
     for (const s of held) if (s !== slot && s.heldFor === job) s.heldFor = null;
     if (!slot) {
       // Every held worker died: wait in line like a new request.
@@ -404,8 +411,9 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
   function abort(job: Job): void {
     const queued = queue.indexOf(job);
     if (queued >= 0) queue.splice(queued, 1);
-    for (const s of [...(job.session ?? [])]) if (slots.includes(s) && (s.heldFor === job || s.pending?.job === job)) retire(s, "aborted");
-    for (const s of [...slots]) if (s.pending?.job === job) retire(s, "aborted");
+    const busyWith = (s: Slot) => [...s.pending.values()].some((p) => p.job === job);
+    for (const s of [...(job.session ?? [])]) if (slots.includes(s) && (s.heldFor === job || busyWith(s))) retire(s, "aborted");
+    for (const s of [...slots]) if (busyWith(s)) retire(s, "aborted");
     if (job.settled) return;
     job.settled = true;
     release(job);
@@ -544,7 +552,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
       const jobs = new Set<Job>(queue.splice(0));
       for (const slot of slots) {
         if (slot.heldFor) jobs.add(slot.heldFor);
-        if (slot.pending?.job) jobs.add(slot.pending.job);
+        for (const p of slot.pending.values()) if (p.job) jobs.add(p.job);
       }
       for (const slot of [...slots]) retire(slot, "engine pool closed");
       for (const job of jobs) {

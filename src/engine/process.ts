@@ -283,9 +283,7 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
     (batch as unknown[]).length = 0;
     if (sinceCollect >= GC_EVERY_ROWS) {
       sinceCollect = 0;
-      const g0 = performance.now();
       fullGC();
-      const g = globalThis as any; g.__gcms = (g.__gcms ?? 0) + performance.now() - g0; g.__gcn = (g.__gcn ?? 0) + 1;
     }
   }
   return null;

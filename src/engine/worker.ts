@@ -55,9 +55,6 @@ function storeFor(cfg: StorageConfig): ObjectStore {
 const spare: ArrayBuffer[] = [];
 const MAX_SPARE = 10;
 
-/** The `hash` work in progress (awaited by `drain`). */
-let hashing: Promise<void> = Promise.resolve();
-
 const reply = (r: WorkerReply, transfer: ArrayBuffer[] = []) => self.postMessage(r, { transfer });
 
 function storeFailure(e: unknown): ProcessOutcome {
@@ -74,11 +71,28 @@ function storeFailure(e: unknown): ProcessOutcome {
   };
 }
 
-self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
+/**
+ * Messages are handled one after another, in the order they came: the pool
+ * sends a worker its next stripe while it is still on the current one (so it
+ * never waits for the main thread between stripes), and `drain` answers once
+ * everything before it is done.
+ */
+let queue: Promise<void> = Promise.resolve();
+self.onmessage = (event: MessageEvent<WorkerRequest>) => {
   const msg = event.data;
+  // An unexpected failure still kills the worker (the pool replaces it), as it would outside the queue.
+  queue = queue
+    .then(() => handle(msg))
+    .catch((e) => {
+      setTimeout(() => {
+        throw e;
+      });
+    });
+};
+
+async function handle(msg: WorkerRequest): Promise<void> {
   switch (msg.type) {
     case "drain":
-      await hashing;
       reply({ id: msg.id, drained: true });
       return;
     case "prepare":
@@ -87,9 +101,7 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
     case "hash": {
       // The local store computes an etag when first asked and keeps it: asking here does it while this worker is otherwise idle.
       const store = storeFor(msg.storage);
-      hashing = hashing.then(async () => {
-        for (const key of msg.keys) await store.stat(key).catch(() => null);
-      });
+      for (const key of msg.keys) await store.stat(key).catch(() => null);
       return;
     }
     case "plan": {
@@ -115,7 +127,7 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
         result = { index: msg.task.index, ok: false, counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 }, errors: [], rejects: "", buffers: [], lengths: [], size: 0, detail: String(e) };
       }
       if (spare.length > MAX_SPARE) spare.length = MAX_SPARE;
-      { const g = globalThis as any; trace(`${msg.req.runId}: stripe ${msg.task.index}: ${result.counts.total} rows; gc so far ${Math.round(g.__gcms ?? 0)} ms in ${g.__gcn ?? 0}`); }
+      trace(`${msg.req.runId}: stripe ${msg.task.index}: ${result.counts.total} rows${result.ok ? "" : ` (stopped: ${result.detail})`}`);
       reply({ id: msg.id, stripe: result }, result.buffers);
       return;
     }
@@ -132,4 +144,4 @@ self.onmessage = async (event: MessageEvent<WorkerRequest>) => {
       return;
     }
   }
-};
+}
