@@ -1,4 +1,4 @@
-import { fullGC } from "bun:jsc";
+import { edenGC, fullGC } from "bun:jsc";
 import type { ObjectStore } from "../adapters/storage/port";
 import type { RowError, RunCounts } from "../domain/runs";
 import { type CompiledMapping, compileMapping, MappingConfigError, schemaProperties } from "./map";
@@ -182,19 +182,22 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
 }
 
 /**
- * A full garbage collection after about this many rows in each worker. Each
- * row leaves about 1.3 KB of short-lived strings, arrays and objects;
- * JavaScriptCore promotes what is alive at an eden collection and frees that
- * only at a full one, which it runs late because its own heap stays small,
- * so a worker's resident memory grew by 150+ MB on a large file. The
- * collection runs between batches, where nothing parsed is alive: a batch is
- * emptied once written and the CSV reader hands out each parsed piece whole
- * (src/engine/parse/csv.ts), so it marks ~25,000 objects instead of the
- * ~100,000 two held batches made (~3 ms instead of ~5 ms each).
- * `fullGC` from bun:jsc, not `Bun.gc(true)`: the latter also throws away all
- * compiled code (docs/decisions/engine.md, "Memory").
+ * A collection after about this many rows in each worker, every second one
+ * full. Each row leaves about 1.3 KB of short-lived strings, arrays and
+ * objects; JavaScriptCore left to itself collects late (its budgets follow
+ * the machine's RAM), so a worker's resident memory grew by 150+ MB on a
+ * large file. The collections run between batches, where nothing parsed is
+ * alive (a batch is emptied once written, and the CSV reader hands out each
+ * parsed piece whole, src/engine/parse/csv.ts): an eden collection then frees
+ * nearly everything and promotes almost nothing, and the full one after it
+ * frees what was promoted. Measured on the bench file and the 1 GB file
+ * (docs/decisions/engine.md, "Memory"): a full collection every 16,384 rows
+ * 1.27 s / 280 MiB peak; eden every 8,192 with every second one full 1.13 s /
+ * 260 MiB; every third one full 1.06 s but 360-400 MiB. `fullGC`/`edenGC`
+ * from bun:jsc, not `Bun.gc(true)`, which also throws away all compiled code.
  */
-const GC_EVERY_ROWS = 16_384;
+const GC_EVERY_ROWS = 8_192;
+const FULL_EVERY = 2;
 
 export interface PumpOptions {
   mapping: CompiledMapping;
@@ -229,6 +232,7 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
   let stop: string | null = null;
   let rejectText = "";
   let sinceCollect = 0;
+  let collections = 0;
   for await (const batch of batches) {
     if (signal?.aborted) throw new Cancelled();
     if (!mapperReady) {
@@ -283,7 +287,8 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
     (batch as unknown[]).length = 0;
     if (sinceCollect >= GC_EVERY_ROWS) {
       sinceCollect = 0;
-      fullGC();
+      if (++collections % FULL_EVERY === 0) fullGC();
+      else edenGC();
     }
   }
   return null;
