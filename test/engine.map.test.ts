@@ -37,6 +37,20 @@ describe("transforms", () => {
     for (const bad of ["1,234.5", "abc", "0x1F", "Infinity", ".", "1.2.3", "12 34", true, Number.NaN, "1e999"]) expect(t.number(bad)).toBe(FAIL);
   });
 
+  test("number gives exactly the double Number() gives, on the digit-by-digit path and past it", () => {
+    // Plain decimals up to 15 characters are computed digit by digit; longer ones go through Number().
+    const edges = ["0.1", "0.2", "0.3", "0.7", "1.005", "123456789012.34", "99999999999999.9", "999999999999999", "0.00000000000001", "5.", "9007199254740993", "1.0000000000000002", "0.30000000000000004"];
+    for (const s of edges) expect(t.number(s)).toBe(Number(s));
+    let seed = 12345;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 200_000; i++) {
+      const whole = String(Math.floor(random() * 10 ** Math.floor(random() * 12)));
+      const places = Math.floor(random() * 7);
+      const s = places ? `${whole}.${String(Math.floor(random() * 10 ** places)).padStart(places, "0")}` : whole;
+      if (t.number(s) !== Number(s)) throw new Error(`number("${s}") is ${String(t.number(s))}, Number gives ${Number(s)}`);
+    }
+  });
+
   test("integer takes whole numbers only", () => {
     expect(t.integer("42")).toBe(42);
     expect(t.integer("-42")).toBe(-42);
