@@ -318,13 +318,6 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     dispatch();
   }
 
-  /** Outputs' etags (md5) are computed by a worker once the run's outcome is out, not while it waits (docs/decisions/engine.md, "Output"). */
-  function hashLater(slot: Slot | undefined, req: ProcessRequest, outcome: ProcessOutcome): void {
-    const keys = [outcome.processed?.key, outcome.rejects?.key].filter((k): k is string => k !== undefined);
-    if (!slot || !slots.includes(slot) || keys.length === 0 || req.storage.kind !== "local") return;
-    slot.worker.postMessage({ type: "hash", storage: req.storage, keys } satisfies WorkerRequest);
-  }
-
   async function runStriped(job: Job, held: Slot[], input: StripedInput): Promise<Striped | null> {
     const store = storeFor(job.req.storage as StorageConfig);
     return processStriped(job.req, store, input, stripeWorkers(job, held), { stripeBytes, signal: job.signal });
@@ -335,9 +328,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     try {
       const striped = await runStriped(job, held, { kind: "store", size: job.req.size ?? Number.MAX_SAFE_INTEGER });
       if (striped) {
-        const outcome = await striped.commit();
-        hashLater(held.find((s) => slots.includes(s)), job.req, outcome);
-        settle(job, outcome);
+        settle(job, await striped.commit());
         return;
       }
     } catch (e) {
@@ -362,9 +353,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     slot.heldFor = job;
     job.session = [slot];
     dispatch();
-    const outcome = await whole(slot, job);
-    if (outcome.ok) hashLater(slot, job.req, outcome);
-    settle(job, outcome);
+    settle(job, await whole(slot, job));
   }
 
   function dispatch(): void {
@@ -401,10 +390,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
       const slot = free[0] ?? spawn();
       slot.heldFor = job;
       job.session = [slot];
-      void whole(slot, job).then((outcome) => {
-        if (outcome.ok) hashLater(slot, job.req, outcome);
-        settle(job, outcome);
-      });
+      void whole(slot, job).then((outcome) => settle(job, outcome));
     }
   }
 
@@ -505,7 +491,6 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
       if (!striped) return null;
       const outcome = await striped.commit();
       outcome.streamed = true;
-      hashLater(slots.find(idle), req, outcome);
       return outcome;
     } finally {
       signal?.removeEventListener("abort", onAbort);
@@ -542,7 +527,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
       closed = true;
       const err = new Error("engine pool closed");
       for (const spec of [...specs.values()]) drop(spec, err);
-      // Idle workers may still be computing etags (files written in the store): let them finish, briefly.
+      // Idle workers may still be finishing what they were sent: let them, briefly.
       const draining = slots.filter(idle).map((slot) => ask(slot, null, { type: "drain", id: nextId++ }).catch(() => {}));
       if (draining.length > 0) {
         let timer: ReturnType<typeof setTimeout> | undefined;

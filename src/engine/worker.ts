@@ -8,7 +8,7 @@ import type { ProcessOutcome, ProcessRequest } from "./types";
 
 /**
  * Bun Worker entry (src/engine/pool.ts starts it). Messages in, each
- * answered with the same `id` except `prepare` and `hash`:
+ * answered with the same `id` except `prepare`:
  * - `process`: the whole file; answers `{ id, outcome }`.
  * - `plan`: whether and how the file may be read in stripes, from its first
  *   `headBytes`; answers `{ id, plan }` (null: read it whole).
@@ -16,9 +16,8 @@ import type { ProcessOutcome, ProcessRequest } from "./types";
  *   `{ id, stripe }`, its output buffers transferred. `spare` buffers come
  *   back from the coordinator for reuse.
  * - `prepare`: compile the schema's validator ahead of the file's stripes.
- * - `hash`: compute the outputs' etags once a run's outcome is out.
  * - `drain`: answers `{ id, drained }` once what was sent before it is done
- *   (the pool closes a worker only after its `hash` work, which writes files).
+ *   (the pool lets idle workers finish before it closes them).
  * processFile and processStripe never throw, so the worker lives on after a
  * bad file; the pool replaces it if it dies anyway.
  */
@@ -27,7 +26,6 @@ export type WorkerRequest =
   | { type: "plan"; id: number; req: ProcessRequest; source: StripeSource; headBytes: number }
   | { type: "stripe"; id: number; req: ProcessRequest; task: StripeTask; spare: ArrayBuffer[] }
   | { type: "prepare"; req: ProcessRequest }
-  | { type: "hash"; storage: StorageConfig; keys: string[] }
   | { type: "drain"; id: number };
 
 export type WorkerReply =
@@ -98,12 +96,6 @@ async function handle(msg: WorkerRequest): Promise<void> {
     case "prepare":
       prepare(msg.req);
       return;
-    case "hash": {
-      // The local store computes an etag when first asked and keeps it: asking here does it while this worker is otherwise idle.
-      const store = storeFor(msg.storage);
-      for (const key of msg.keys) await store.stat(key).catch(() => null);
-      return;
-    }
     case "plan": {
       let plan: SplitPlan | null = null;
       try {
