@@ -1,6 +1,6 @@
 import { closeSync, openSync } from "node:fs";
-import { createObjectStore } from "../adapters/storage/index";
-import type { ObjectStore, StorageConfig } from "../adapters/storage/port";
+import { storeCache } from "../adapters/storage/index";
+import type { StorageConfig } from "../adapters/storage/port";
 import type { SplitPlan, StripeResult, StripeSource, StripeTask } from "./stripe-plan";
 import { type GrowingFile, processStriped, type Striped, type StripedInput, type StripeWorkers } from "./stripes";
 import { trace } from "./trace";
@@ -197,17 +197,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
   let nextId = 1;
   let closed = false;
   const canSpawn = () => slots.length < size;
-  const stores = new Map<string, ObjectStore>();
-
-  function storeFor(cfg: StorageConfig): ObjectStore {
-    const key = JSON.stringify(cfg);
-    let store = stores.get(key);
-    if (!store) {
-      store = createObjectStore(cfg);
-      stores.set(key, store);
-    }
-    return store;
-  }
+  const storeFor = storeCache();
 
   // A terminated worker may have been writing; its puts are atomic, but an
   // earlier attempt's files could remain, and a failed run must leave none.

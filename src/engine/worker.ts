@@ -1,5 +1,4 @@
-import { createObjectStore } from "../adapters/storage/index";
-import type { ObjectStore, StorageConfig } from "../adapters/storage/port";
+import { storeCache } from "../adapters/storage/index";
 import { prepare, processFile } from "./process";
 import { planSplit, processStripe, readHead } from "./split";
 import type { SplitPlan, StripeResult, StripeSource, StripeTask } from "./stripe-plan";
@@ -36,18 +35,8 @@ export type WorkerReply =
 
 declare const self: Worker;
 
-// A worker serves one service, so one store per distinct configuration is a handful at most.
-const stores = new Map<string, ObjectStore>();
 // createObjectStore loads the S3 client only for S3 settings: it doubles a worker's start-up time and adds ~15 MB to each.
-function storeFor(cfg: StorageConfig): ObjectStore {
-  const key = JSON.stringify(cfg);
-  let store = stores.get(key);
-  if (!store) {
-    store = createObjectStore(cfg);
-    stores.set(key, store);
-  }
-  return store;
-}
+const storeFor = storeCache();
 
 /** Output buffers handed back by the coordinator, kept for the next stripe (bounded: they are resident memory). */
 const spare: ArrayBuffer[] = [];

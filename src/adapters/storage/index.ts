@@ -25,3 +25,21 @@ export function createObjectStore(cfg: StorageConfig, opts: LocalStoreOptions = 
   const { S3ObjectStore } = require("./s3") as typeof import("./s3");
   return new S3ObjectStore(cfg);
 }
+
+/**
+ * One open store per distinct configuration (a service has a handful at
+ * most): the engine's pool and its worker threads open stores from the
+ * settings each request carries.
+ */
+export function storeCache(): (cfg: StorageConfig) => ObjectStore {
+  const stores = new Map<string, ObjectStore>();
+  return (cfg) => {
+    const key = JSON.stringify(cfg);
+    let store = stores.get(key);
+    if (!store) {
+      store = createObjectStore(cfg);
+      stores.set(key, store);
+    }
+    return store;
+  };
+}
