@@ -27,7 +27,7 @@ async function stored(store: TestStore, filename: string, rows: number) {
 
 describe("engine pool", () => {
   test("starts no worker until asked, then processes on a worker thread", async () => {
-    const pool = createEnginePool({ size: 2 });
+    const pool = createEnginePool({ size: 2, minSplitBytes: 1000 });
     try {
       expect(pool.stats()).toEqual({ workers: 0, busy: 0, queued: 0 });
       const req = await stored(t, "small.csv", 3);
@@ -36,9 +36,14 @@ describe("engine pool", () => {
       expect(outcome).toMatchObject({ ok: true, counts: { total: 3, valid: 3 } });
       expect(jsonLines((await t.text(req.processedKey))!)).toEqual([{ id: 0, name: "name number 0" }, { id: 1, name: "name number 1" }, { id: 2, name: "name number 2" }]);
       expect(pool.stats()).toEqual({ workers: 1, busy: 0, queued: 0 });
-      // One that may be split (size unknown) starts the rest at once, so they load while the lead plans.
-      expect(await pool.process(await stored(t, "small2.csv", 3))).toMatchObject({ ok: true, counts: { total: 3 } });
+      // One large enough to be read in stripes starts the rest at once, so they load while it is planned.
+      const larger = await stored(t, "larger.csv", 200);
+      const size = (await t.store.stat(larger.originalKey))!.size;
+      expect(size).toBeGreaterThan(1000);
+      expect(await pool.process({ ...larger, size })).toMatchObject({ ok: true, counts: { total: 200 } });
       expect(pool.stats()).toEqual({ workers: 2, busy: 0, queued: 0 });
+      // Without a size the file is read whole by one worker.
+      expect(await pool.process(await stored(t, "unsized.csv", 200))).toMatchObject({ ok: true, counts: { total: 200 } });
     } finally {
       await pool.close();
     }

@@ -48,6 +48,8 @@ async function stored(filename: string, body: string, mappings: unknown): Promis
   const req = request(t, filename, mappings, SCHEMA);
   req.runId = `${req.runId}_${++seq}`;
   await t.store.put(req.originalKey, body);
+  // As the runs service does: the pool reads a file in stripes only when it knows its size.
+  req.size = Buffer.byteLength(body);
   return req;
 }
 
@@ -330,7 +332,6 @@ describe("one file on several workers", () => {
     const pool = createEnginePool({ size: 2, minSplitBytes: 0, stripeBytes: 30_000 });
     try {
       const req = await stored("p.csv", body, MAPPINGS("quarantine"));
-      req.size = Buffer.byteLength(body);
       expect(await result(req, await pool.process(req))).toEqual(expected);
       expect(pool.stats()).toEqual({ workers: 2, busy: 0, queued: 0 });
       // The outputs' etags are not computed while the run waits: the first to ask gets the md5 of the bytes, and it is kept.

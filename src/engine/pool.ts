@@ -175,8 +175,8 @@ function mayStripe(req: ProcessRequest): boolean {
 /**
  * Bun Worker threads that run the engine, so parsing never blocks the HTTP
  * server. Workers start on first use (the admin CLI creates a pool and never
- * starts one), up to `size`. A file that may be striped (its size unknown or
- * at least `minSplitBytes`) with nobody else waiting takes every worker: one
+ * starts one), up to `size`. A file that may be striped (of known size, at
+ * least `minSplitBytes`) with nobody else waiting takes every worker: one
  * plans the split while the others compile the schema's validator, then
  * stripes go to whichever is free (src/engine/stripes.ts, coordinated on this
  * thread); anything else, and a striped read that gives up, is read whole by
@@ -316,7 +316,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
   /** A file read in stripes by `held`; on give-up, read whole by one of them. */
   async function session(job: Job, held: Slot[]): Promise<void> {
     try {
-      const striped = await runStriped(job, held, { kind: "store", size: job.req.size ?? Number.MAX_SAFE_INTEGER });
+      const striped = await runStriped(job, held, { kind: "store", size: job.req.size! });
       if (striped) {
         settle(job, await striped.commit());
         return;
@@ -363,7 +363,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
       if (free.length === 0 && spawnable === 0) return;
       const job = queue.shift()!;
       const striped =
-        queue.length === 0 && free.length + spawnable >= 2 && !job.noStripes && mayStripe(job.req) && (job.req.size === undefined || job.req.size >= minSplitBytes);
+        queue.length === 0 && free.length + spawnable >= 2 && !job.noStripes && mayStripe(job.req) && job.req.size !== undefined && job.req.size >= minSplitBytes;
       if (striped) {
         // Nobody else waiting: every worker is held for this file (those not running yet start now and load while it is planned).
         while (canSpawn()) free.push(spawn());

@@ -93,7 +93,7 @@ export interface ProcessRequest {
   outputFormat: OutputFormat;
   mappings: PipelineMappings;
   schema: SchemaRef;
-  /** The original's size in bytes, when the caller knows it: a file too small to split starts no helper workers. */
+  /** The original's size in bytes, when the caller knows it (the runs service always does): without it, or under `minSplitBytes`, one worker reads the file. */
   size?: number;
 }
 
