@@ -313,6 +313,22 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     return processStriped(job.req, store, input, stripeWorkers(job, held), { stripeBytes, signal: job.signal });
   }
 
+  /**
+   * Holds `free` and every worker not running yet (started now, so they load
+   * while the file is planned) for `job`; all but the planner compile the
+   * schema's validator meanwhile. Answers the held slots.
+   */
+  function holdAll(job: Job, free: Slot[]): Slot[] {
+    while (canSpawn()) free.push(spawn());
+    for (const s of free) {
+      s.heldFor = job;
+      s.worker.ref();
+    }
+    job.session = free;
+    for (const s of free.slice(1)) s.worker.postMessage({ type: "prepare", req: job.req } satisfies WorkerRequest);
+    return free;
+  }
+
   /** A file read in stripes by `held`; on give-up, read whole by one of them. */
   async function session(job: Job, held: Slot[]): Promise<void> {
     try {
@@ -365,16 +381,8 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
       const striped =
         queue.length === 0 && free.length + spawnable >= 2 && !job.noStripes && mayStripe(job.req) && job.req.size !== undefined && job.req.size >= minSplitBytes;
       if (striped) {
-        // Nobody else waiting: every worker is held for this file (those not running yet start now and load while it is planned).
-        while (canSpawn()) free.push(spawn());
-        for (const s of free) {
-          s.heldFor = job;
-          s.worker.ref();
-        }
-        job.session = free;
-        // All but the planner compile the schema's validator meanwhile.
-        for (const s of free.slice(1)) s.worker.postMessage({ type: "prepare", req: job.req } satisfies WorkerRequest);
-        void session(job, free);
+        // Nobody else waiting: every worker is held for this file.
+        void session(job, holdAll(job, free));
         continue;
       }
       const slot = free[0] ?? spawn();
@@ -412,15 +420,9 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     if (!(expectedBytes >= minSplitBytes && expectedBytes <= speculateMaxBytes)) return null;
     const free = slots.filter(idle);
     if (free.length + (size - slots.length) < 2) return null;
-    while (canSpawn()) free.push(spawn());
     const controller = new AbortController();
     const job: Job = { id: nextId++, req, signal: controller.signal, resolve() {}, reject() {} };
-    for (const s of free) {
-      s.heldFor = job;
-      s.worker.ref();
-    }
-    job.session = free;
-    for (const s of free.slice(1)) s.worker.postMessage({ type: "prepare", req } satisfies WorkerRequest);
+    holdAll(job, free);
     const file = new GrowingUpload();
     const opened = Promise.withResolvers<void>();
     const spec: Spec = { req, job, file, controller, result: Promise.resolve(null), ended: false, expiry: null };
@@ -517,13 +519,6 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
       closed = true;
       const err = new Error("engine pool closed");
       for (const spec of [...specs.values()]) drop(spec, err);
-      // Idle workers may still be finishing what they were sent: let them, briefly.
-      const draining = slots.filter(idle).map((slot) => ask(slot, null, { type: "drain", id: nextId++ }).catch(() => {}));
-      if (draining.length > 0) {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([Promise.all(draining), new Promise<void>((r) => (timer = setTimeout(r, 2_000)))]);
-        clearTimeout(timer);
-      }
       const jobs = new Set<Job>(queue.splice(0));
       for (const slot of slots) {
         if (slot.heldFor) jobs.add(slot.heldFor);

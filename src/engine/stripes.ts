@@ -455,11 +455,19 @@ class StripedRun {
       async commit() {
         if (ended) throw new Error("a striped run is committed or discarded once");
         ended = true;
-        const info = await processed.close();
-        outcome.processed!.size = info.size;
-        if (rejects) outcome.rejects!.size = (await rejects.close()).size;
-        else await store.delete(req.rejectsKey);
-        return outcome;
+        try {
+          const info = await processed.close();
+          outcome.processed!.size = info.size;
+          if (rejects) outcome.rejects!.size = (await rejects.close()).size;
+          else await store.delete(req.rejectsKey);
+          return outcome;
+        } catch (e) {
+          // As a failed run leaves nothing: the other file too, whether it was put in place or not.
+          const reason = e instanceof Error ? e : new Error(String(e));
+          await Promise.all([processed.abort(reason), rejects?.abort(reason)]);
+          await Promise.all([store.delete(req.processedKey).catch(() => {}), store.delete(req.rejectsKey).catch(() => {})]);
+          throw e;
+        }
       },
       async discard() {
         if (ended) return;

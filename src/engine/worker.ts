@@ -15,8 +15,6 @@ import type { ProcessOutcome, ProcessRequest } from "./types";
  *   `{ id, stripe }`, its output buffers transferred. `spare` buffers come
  *   back from the coordinator for reuse.
  * - `prepare`: compile the schema's validator ahead of the file's stripes.
- * - `drain`: answers `{ id, drained }` once what was sent before it is done
- *   (the pool lets idle workers finish before it closes them).
  * processFile and processStripe never throw, so the worker lives on after a
  * bad file; the pool replaces it if it dies anyway.
  */
@@ -24,14 +22,12 @@ export type WorkerRequest =
   | { type: "process"; id: number; req: ProcessRequest }
   | { type: "plan"; id: number; req: ProcessRequest; source: StripeSource; headBytes: number }
   | { type: "stripe"; id: number; req: ProcessRequest; task: StripeTask; spare: ArrayBuffer[] }
-  | { type: "prepare"; req: ProcessRequest }
-  | { type: "drain"; id: number };
+  | { type: "prepare"; req: ProcessRequest };
 
 export type WorkerReply =
   | { id: number; outcome: ProcessOutcome }
   | { id: number; plan: SplitPlan | null }
-  | { id: number; stripe: StripeResult }
-  | { id: number; drained: true };
+  | { id: number; stripe: StripeResult };
 
 declare const self: Worker;
 
@@ -61,8 +57,7 @@ function storeFailure(e: unknown): ProcessOutcome {
 /**
  * Messages are handled one after another, in the order they came: the pool
  * sends a worker its next stripe while it is still on the current one (so it
- * never waits for the main thread between stripes), and `drain` answers once
- * everything before it is done.
+ * never waits for the main thread between stripes).
  */
 let queue: Promise<void> = Promise.resolve();
 self.onmessage = (event: MessageEvent<WorkerRequest>) => {
@@ -79,9 +74,6 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
 
 async function handle(msg: WorkerRequest): Promise<void> {
   switch (msg.type) {
-    case "drain":
-      reply({ id: msg.id, drained: true });
-      return;
     case "prepare":
       prepare(msg.req);
       return;

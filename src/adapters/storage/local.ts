@@ -261,9 +261,8 @@ export class LocalObjectStore implements ObjectStore {
    * the same file system as the objects): the engine's outputs, written on
    * worker threads. The file is fsynced and renamed into place (it is gone
    * from `path` after). Its etag, the md5 of its bytes, is computed when
-   * first asked for (`stat`, a listing, a GET link), not here: the engine asks
-   * for it on its worker right after the run's outcome is reported, so a run
-   * does not wait for the hash of its output (docs/decisions/engine.md).
+   * first asked for (`stat`, a listing, a GET link), not here, so a run does
+   * not wait for the hash of its output (docs/decisions/engine.md, "Output").
    */
   async putFile(key: string, path: string, opts: { contentType?: string } = {}): Promise<Omit<ObjectInfo, "etag">> {
     this.objectPath(key);

@@ -154,6 +154,8 @@ export class FileWriter {
   size = 0;
   private unsynced = 0;
   private syncing: Promise<void> | null = null;
+  /** A background fsync that failed: Linux reports such an error once, so a later fsync may succeed over lost data. */
+  private syncError: Error | null = null;
 
   constructor(
     readonly path: string,
@@ -178,14 +180,24 @@ export class FileWriter {
     if (this.opts.backgroundSync && this.unsynced >= SYNC_EVERY && !this.syncing) {
       this.unsynced = 0;
       const fd = this.fd;
-      this.syncing = new Promise<void>((resolve) => fsync(fd, () => resolve())).finally(() => (this.syncing = null));
+      this.syncing = new Promise<void>((resolve) =>
+        fsync(fd, (err) => {
+          if (err) this.syncError ??= err;
+          resolve();
+        }),
+      ).finally(() => (this.syncing = null));
     }
   }
 
-  /** Closes the file (after any background fsync; the store fsyncs what is left). */
+  /** Closes the file (after any background fsync, whose failure it throws; the store fsyncs what is left). */
   async end(): Promise<void> {
     if (this.fd === null) return;
     await this.syncing;
+    if (this.syncError) {
+      closeSync(this.fd);
+      this.fd = null;
+      throw this.syncError;
+    }
     closeSync(this.fd);
     this.fd = null;
   }
@@ -260,10 +272,12 @@ export function openAsyncFileSink(store: FileStore, key: string, contentType: st
     unsynced += bytes.byteLength;
     if (unsynced >= SYNC_EVERY && !syncing) {
       unsynced = 0;
-      // A failed sync shows again in the final fsync; here it only must not be an unhandled rejection.
+      // Linux reports a failed sync once (a later fsync may succeed over lost data): it fails the sink.
       syncing = fh
         .datasync()
-        .catch(() => {})
+        .catch((e: unknown) => {
+          failure ??= e instanceof Error ? e : new Error(String(e));
+        })
         .finally(() => (syncing = null));
     }
   }
@@ -277,6 +291,10 @@ export function openAsyncFileSink(store: FileStore, key: string, contentType: st
       fh ??= await open(path, "wx");
       await syncing;
       await fh.close();
+      if (failure) {
+        await rm(path, { force: true });
+        throw failure;
+      }
       try {
         return await store.putFile(key, path, { contentType });
       } catch (e) {
