@@ -112,6 +112,8 @@ const Env = z.object({
   WEBHOOK_RETRY_AFTER_MAX_SECONDS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(36_000),
   /** true: webhook targets may be loopback, private, link-local, ... addresses (tests, closed networks). */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional(),
+  /** Local disk: files the store writes stay in the page cache once on disk (true), or are dropped from it (false; src/adapters/storage/page-cache.ts). */
+  STORAGE_CACHE_WRITES: z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).default("false"),
   /** Setting S3_BUCKET moves every object (runs, files, documents, outbound) to S3; unset, they stay under DATA_DIR/objects. */
   S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be an S3 bucket name").optional(),
   S3_REGION: z.string().min(1).default("us-east-1"),
@@ -183,6 +185,8 @@ export interface Config {
   webhooks: WebhookSettings;
   /** Object storage on S3 (or compatible); null keeps objects on local disk. */
   s3: S3Settings | null;
+  /** Local disk: written files stay in the page cache once on disk (STORAGE_CACHE_WRITES); false drops them. */
+  storageCacheWrites: boolean;
   /** Notification channels; a channel left null is not configured (reported at start, its sends recorded as failed). */
   notify: NotifySettings;
 }
@@ -229,6 +233,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     port: e.PORT,
     host: e.HOST,
     dataDir,
+    storageCacheWrites: e.STORAGE_CACHE_WRITES === "true" || e.STORAGE_CACHE_WRITES === "1",
     database: e.DATABASE_URL ? { kind: "pg", url: e.DATABASE_URL } : { kind: "sqlite", path: resolve(dataDir, "service.db") },
     sftpPort: e.SFTP_PORT,
     smtpPort: e.SMTP_PORT,

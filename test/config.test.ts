@@ -99,6 +99,14 @@ describe("configuration", () => {
     expect(() => parseConfig({ READ_CACHE_TTL_MS: "1.5" })).toThrow("READ_CACHE_TTL_MS: must be a whole number");
   });
 
+  test("local storage: written files leave the page cache unless STORAGE_CACHE_WRITES is true; other values refused", () => {
+    expect(parseConfig({}).storageCacheWrites).toBe(false);
+    expect(parseConfig({ STORAGE_CACHE_WRITES: "true" }).storageCacheWrites).toBe(true);
+    expect(parseConfig({ STORAGE_CACHE_WRITES: "1" }).storageCacheWrites).toBe(true);
+    expect(parseConfig({ STORAGE_CACHE_WRITES: "0" }).storageCacheWrites).toBe(false);
+    expect(() => parseConfig({ STORAGE_CACHE_WRITES: "keep" })).toThrow("STORAGE_CACHE_WRITES: must be true or false");
+  });
+
   test("webhook settings: schedule with units (or none), timeout, Retry-After cap, private targets", () => {
     const c = parseConfig({
       WEBHOOK_RETRY_SCHEDULE: "250ms, 2s,1m,1h,1d",

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { createObjectStore } from "../src/adapters/storage";
 import { runKeys, safeFilename } from "../src/adapters/storage/keys";
 import { LocalObjectStore } from "../src/adapters/storage/local";
+import type { StorageConfig } from "../src/adapters/storage/port";
 import { Harness } from "./helpers/harness";
 
 /**
@@ -338,5 +339,63 @@ describe("atomic writes", () => {
     await store.putPart(upload, 1, "part");
     expect(await storeAt(3600).sweep(60_000)).toBeGreaterThanOrEqual(1);
     await expect(store.completeMultipart(upload, [{ partNumber: 1, etag: "x" }])).rejects.toMatchObject({ code: "not_found" });
+  });
+});
+
+/**
+ * Written files leave the page cache once on disk (STORAGE_CACHE_WRITES=false,
+ * the default; src/adapters/storage/page-cache.ts). What is cached is read
+ * with util-linux's fincore; the bytes must read back whole either way.
+ */
+describe("written files and the page cache", () => {
+  const cachedBytes = (path: string): number => {
+    const p = Bun.spawnSync(["fincore", "--bytes", "--noheadings", "--output", "RES", path]);
+    if (p.exitCode !== 0) throw new Error(`fincore: ${p.stderr.toString()}`);
+    return Number(p.stdout.toString().trim());
+  };
+  const storeWith = (dropWritten: boolean) => createObjectStore({ ...(h.svc.storageConfig as Extract<StorageConfig, { kind: "local" }>), dropWritten }) as LocalObjectStore;
+  const pathOf = (key: string) => join(store.root, ...key.split("/"));
+  const bytes = () => crypto.getRandomValues(new Uint8Array(4 * 1024 * 1024));
+  const sha = (b: Uint8Array | ArrayBuffer) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
+  const chunked = (parts: Uint8Array[]) =>
+    new ReadableStream<Uint8Array>({
+      start(c) {
+        for (const p of parts) c.enqueue(p);
+        c.close();
+      },
+    });
+
+  test("the service's store drops them (the default), and the setting is carried to the engine's workers", () => {
+    expect(h.svc.storageConfig).toMatchObject({ kind: "local", dropWritten: true });
+    expect(store.dropWritten).toBe(true);
+  });
+
+  test("put: a store that drops leaves none of the object cached, one that keeps leaves all of it; both read back whole", async () => {
+    const parts = [bytes(), bytes(), bytes()];
+    const whole = sha(Buffer.concat(parts));
+    await storeWith(true).put("ws/pc/dropped.bin", chunked(parts));
+    await storeWith(false).put("ws/pc/kept.bin", chunked(parts));
+    expect(cachedBytes(pathOf("ws/pc/dropped.bin"))).toBe(0);
+    expect(cachedBytes(pathOf("ws/pc/kept.bin"))).toBe(12 * 1024 * 1024);
+    for (const key of ["ws/pc/dropped.bin", "ws/pc/kept.bin"]) {
+      expect(sha(await new Response(await store.get(key)).arrayBuffer())).toBe(whole);
+      expect((await store.stat(key))?.size).toBe(12 * 1024 * 1024);
+    }
+  });
+
+  test("the engine's outputs: written through the main-thread sink (a datasync every 32 MiB) and put in place, none of them cached", async () => {
+    const { openAsyncFileSink } = await import("../src/engine/write/sink");
+    const dropping = storeWith(true);
+    const sink = openAsyncFileSink(dropping, "ws/pc/processed.json", "application/json");
+    const hasher = new Bun.CryptoHasher("sha256");
+    for (let i = 0; i < 10; i++) {
+      const b = bytes();
+      hasher.update(b);
+      await sink.writeForeign(b);
+    }
+    const info = await sink.close();
+    expect(info.size).toBe(40 * 1024 * 1024);
+    expect(cachedBytes(pathOf("ws/pc/processed.json"))).toBe(0);
+    expect(sha(await new Response(await store.get("ws/pc/processed.json")).arrayBuffer())).toBe(hasher.digest("hex"));
   });
 });

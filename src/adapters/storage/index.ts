@@ -12,7 +12,13 @@ export type { ObjectStore, StorageConfig } from "./port";
  */
 export function storageConfigFrom(config: Config, encryptionKey: Buffer): StorageConfig {
   if (config.s3) return { kind: "s3", ...config.s3 };
-  return { kind: "local", root: `${config.dataDir}/objects`, publicUrl: config.publicUrl, signingKey: deriveSigningKey(encryptionKey).toString("base64") };
+  return {
+    kind: "local",
+    root: `${config.dataDir}/objects`,
+    publicUrl: config.publicUrl,
+    signingKey: deriveSigningKey(encryptionKey).toString("base64"),
+    dropWritten: !config.storageCacheWrites,
+  };
 }
 
 /**

@@ -4,6 +4,7 @@ import { dirname, join, resolve, sep } from "node:path";
 import { AppError } from "../../domain/errors";
 import { chunksOf } from "./body";
 import { assertKey, assertPrefix, RESERVED_SEGMENT } from "./keys";
+import { dropWritten } from "./page-cache";
 import type { Body, CompletedPart, MultipartUpload, ObjectInfo, ObjectStore, PresignOptions, StorageConfig, WriteObserver } from "./port";
 import { type LinkClaims, sign, signatureMatches } from "./signing";
 
@@ -56,6 +57,8 @@ type LocalConfig = Extract<StorageConfig, { kind: "local" }>;
 export class LocalObjectStore implements ObjectStore {
   readonly kind = "local" as const;
   readonly root: string;
+  /** Files written leave the page cache once they are on disk (src/adapters/storage/page-cache.ts). */
+  readonly dropWritten: boolean;
   private readonly sys: string;
   private readonly signingKey: Buffer;
   private readonly publicUrl: string;
@@ -63,6 +66,7 @@ export class LocalObjectStore implements ObjectStore {
 
   constructor(cfg: LocalConfig, opts: LocalStoreOptions = {}) {
     this.root = resolve(cfg.root);
+    this.dropWritten = cfg.dropWritten ?? false;
     this.sys = join(this.root, RESERVED_SEGMENT);
     this.signingKey = Buffer.from(cfg.signingKey, "base64");
     if (this.signingKey.length < 32) throw new Error("storage: the local store needs a signing key of at least 32 bytes");
@@ -96,6 +100,11 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   // ---- writing -------------------------------------------------------------
+
+  /** After a file's fsync: its pages leave the page cache when the store is set so (they are clean, nothing is lost). */
+  private dropCached(fd: number): void {
+    if (this.dropWritten) dropWritten(fd);
+  }
 
   /** Streams the body into a new temp file, fsynced; the caller renames it into place or removes it. */
   private async writeTemp(body: Body | AsyncIterable<Uint8Array>, opts: { md5: boolean; observe?: WriteObserver }): Promise<{ tmp: string; md5: string | null }> {
@@ -139,6 +148,7 @@ export class LocalObjectStore implements ObjectStore {
       if (batched > 0) await write(batch, batched);
       observe?.done(written);
       await fh.sync();
+      this.dropCached(fh.fd);
       await fh.close();
     } catch (e) {
       await writing.catch(() => {});
@@ -179,6 +189,7 @@ export class LocalObjectStore implements ObjectStore {
           pos += bytesRead;
         }
         await fh.sync();
+        this.dropCached(fh.fd);
         return { tmp, md5: hash.digest("hex") };
       } finally {
         await fh.close();
@@ -210,6 +221,7 @@ export class LocalObjectStore implements ObjectStore {
         }
       }
       await out.sync();
+      this.dropCached(out.fd);
       await out.close();
     } catch (e) {
       await out.close().catch(() => {});
@@ -270,6 +282,7 @@ export class LocalObjectStore implements ObjectStore {
     const fh = await open(path, "r+");
     try {
       await fh.sync();
+      this.dropCached(fh.fd);
     } finally {
       await fh.close();
     }

@@ -84,4 +84,13 @@ export interface S3Settings {
   secretAccessKey?: string;
 }
 
-export type StorageConfig = { kind: "local"; root: string; publicUrl: string; signingKey: string } | ({ kind: "s3" } & S3Settings);
+export type StorageConfig =
+  | {
+      kind: "local";
+      root: string;
+      publicUrl: string;
+      signingKey: string;
+      /** Files written leave the page cache once on disk (STORAGE_CACHE_WRITES=false, the default; src/adapters/storage/page-cache.ts). */
+      dropWritten?: boolean;
+    }
+  | ({ kind: "s3" } & S3Settings);

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { closeSync, fsync, mkdirSync, openSync, writeSync } from "node:fs";
 import { type FileHandle, open, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { dropWritten } from "../../adapters/storage/page-cache";
 import type { ObjectInfo, ObjectStore } from "../../adapters/storage/port";
 
 /**
@@ -122,6 +123,8 @@ export function openStreamSink(store: ObjectStore, key: string, contentType: str
 /** The local store's way in for finished files (src/adapters/storage/local.ts). */
 export interface FileStore {
   readonly root: string;
+  /** Written files leave the page cache once on disk (src/adapters/storage/page-cache.ts). */
+  readonly dropWritten: boolean;
   putFile(key: string, path: string, opts: { contentType?: string }): Promise<Omit<ObjectInfo, "etag">>;
 }
 
@@ -159,7 +162,7 @@ export class FileWriter {
 
   constructor(
     readonly path: string,
-    private readonly opts: { backgroundSync: boolean },
+    private readonly opts: { backgroundSync: boolean; dropWritten?: boolean },
   ) {
     this.fd = openSync(path, "wx");
   }
@@ -180,9 +183,11 @@ export class FileWriter {
     if (this.opts.backgroundSync && this.unsynced >= SYNC_EVERY && !this.syncing) {
       this.unsynced = 0;
       const fd = this.fd;
+      const upTo = this.size;
       this.syncing = new Promise<void>((resolve) =>
         fsync(fd, (err) => {
           if (err) this.syncError ??= err;
+          else if (this.opts.dropWritten) dropWritten(fd, 0, upTo);
           resolve();
         }),
       ).finally(() => (this.syncing = null));
@@ -210,7 +215,7 @@ export class FileWriter {
 
 /** A sink writing a temp file in the local store's temp folder, put in place by `putFile` on close. */
 export function openFileSink(store: FileStore, key: string, contentType: string): Sink {
-  const file = new FileWriter(storeTempPath(store), { backgroundSync: true });
+  const file = new FileWriter(storeTempPath(store), { backgroundSync: true, dropWritten: store.dropWritten });
   let failure: Error | null = null;
   const check = () => {
     if (failure) throw failure;
@@ -264,17 +269,24 @@ export function openAsyncFileSink(store: FileStore, key: string, contentType: st
   let failure: Error | null = null;
   let closed = false;
   let unsynced = 0;
+  let written = 0;
   let syncing: Promise<void> | null = null;
   async function writeAll(bytes: Uint8Array): Promise<void> {
     if (failure) throw failure;
     fh ??= await open(path, "wx");
     for (let off = 0; off < bytes.byteLength; ) off += (await fh.write(bytes, off, bytes.byteLength - off)).bytesWritten;
     unsynced += bytes.byteLength;
+    written += bytes.byteLength;
     if (unsynced >= SYNC_EVERY && !syncing) {
       unsynced = 0;
+      const upTo = written;
+      const file = fh;
       // Linux reports a failed sync once (a later fsync may succeed over lost data): it fails the sink.
-      syncing = fh
+      syncing = file
         .datasync()
+        .then(() => {
+          if (store.dropWritten) dropWritten(file.fd, 0, upTo);
+        })
         .catch((e: unknown) => {
           failure ??= e instanceof Error ? e : new Error(String(e));
         })
