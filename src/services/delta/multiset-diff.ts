@@ -3,6 +3,7 @@ import type { FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RowSplitter } from "../files/processed-file";
+import { streamed } from "../shared/streamed";
 
 /**
  * Whole-record multiset difference of two processed JSON files, in bounded
@@ -94,6 +95,7 @@ async function digestRows(stream: ReadableStream<Uint8Array>, out: Partitions): 
   });
   try {
     for await (const chunk of stream) {
+      streamed(chunk.byteLength);
       splitter.push(chunk);
       await out.drain();
     }

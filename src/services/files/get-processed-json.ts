@@ -1,6 +1,7 @@
 import { AppError } from "../../domain/errors";
 import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
+import { streamed } from "../shared/streamed";
 import { RowSplitter } from "./processed-file";
 import { findRunByProcessedName, loadRun, processedFilename, requireProcessedJson, type RunFile } from "./runs";
 import { ProcessedJsonQuery } from "./shapes";
@@ -71,7 +72,10 @@ function rowsPage(source: ReadableStream<Uint8Array>, offset: number, limit: num
       while (!done) {
         const r = await reader.read();
         if (r.done) splitter.end();
-        else splitter.push(r.value);
+        else {
+          streamed(r.value.byteLength);
+          splitter.push(r.value);
+        }
         if (r.done || splitter.rows >= end) {
           if (!r.done) await reader.cancel();
           finish(controller);

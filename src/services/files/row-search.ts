@@ -16,6 +16,8 @@
  * decision a fraction of that, which is what keeps a common term fast.
  */
 
+import { streamed } from "../shared/streamed";
+
 export type Row = Record<string, unknown>;
 
 export interface RowMatcher {
@@ -261,6 +263,7 @@ export async function searchRows(stream: ReadableStream<Uint8Array>, m: RowMatch
   const decoder = new TextDecoder();
   let carry = "";
   for await (const chunk of stream) {
+    streamed(chunk.byteLength);
     const text = carry + decoder.decode(chunk, { stream: true });
     const last = text.lastIndexOf(NL);
     if (last === -1) {

@@ -1,4 +1,4 @@
-import { edenGC, fullGC } from "bun:jsc";
+import { fullGC } from "bun:jsc";
 import { and, eq } from "drizzle-orm";
 import { uniqueViolation } from "../../../db/client";
 import { runKeys, safeFilename } from "../../adapters/storage/keys";
@@ -7,6 +7,7 @@ import { newId } from "../../domain/ids";
 import type { RunSource } from "../../domain/runs";
 import { transferred } from "../../sftp/memory";
 import type { ServiceContext } from "../context";
+import { streamed } from "../shared/streamed";
 import type { Speculation } from "../../engine/types";
 import type { PipelineRow } from "../pipelines/record";
 import { engineRequest, type RunForEngine, schemaForEngine } from "./engine-request";
@@ -169,20 +170,15 @@ function contentType(given: string | undefined, filename: string): string {
  * the same process (a file read while it arrives) that garbage added ~40 MiB
  * to the service's peak (306 MiB for a 255 MB upload), and the RSS watcher
  * (`transferred`, shared with the SFTP server) sees the workers' memory as
- * well. An eden collection every 16 MiB of upload, every fourth one full,
+ * well. `streamed` (an eden collection every 16 MiB, every fourth one full)
  * keeps it at 275-280 MiB at no measurable cost (docs/decisions/engine.md,
  * "Memory").
  */
-const COLLECT_EVERY_BYTES = 16 * 1024 * 1024;
-const FULL_COLLECT_EVERY = 4;
-
 /** The body as chunks, cut off with an error once it passes `maxBytes`. */
 async function* limited(body: RunBody, maxBytes: number, onTooLarge: () => void): AsyncGenerator<Uint8Array> {
   const chunks: AsyncIterable<Uint8Array> | Uint8Array[] =
     typeof body === "string" ? [new TextEncoder().encode(body)] : body instanceof Uint8Array ? [body] : (body as AsyncIterable<Uint8Array>);
   let size = 0;
-  let sinceCollect = 0;
-  let collections = 0;
   for await (const chunk of chunks) {
     size += chunk.byteLength;
     if (size > maxBytes) {
@@ -190,12 +186,7 @@ async function* limited(body: RunBody, maxBytes: number, onTooLarge: () => void)
       throw new AppError("payload_too_large", `file: larger than the ${maxBytes}-byte upload limit`);
     }
     transferred(chunk.byteLength);
-    sinceCollect += chunk.byteLength;
-    if (sinceCollect >= COLLECT_EVERY_BYTES) {
-      sinceCollect = 0;
-      if (++collections % FULL_COLLECT_EVERY === 0) fullGC();
-      else edenGC();
-    }
+    streamed(chunk.byteLength);
     yield chunk;
   }
 }
