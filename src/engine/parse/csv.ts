@@ -125,8 +125,13 @@ export async function* parseDelimited(
       yield* drain();
     }
   } finally {
-    // Stopped early (a limit, or the consumer gave up): release the source, as for-await would.
-    if (!readToEnd) await pieces.return?.();
+    // Stopped early (a limit, or the consumer gave up): release the source, as for-await would, without letting
+    // a failure to release it hide why reading stopped.
+    if (!readToEnd) {
+      try {
+        await pieces.return?.();
+      } catch {}
+    }
   }
   if (partial.length > 0) {
     const res = parser.parse(partial, base, false);
