@@ -4,7 +4,7 @@ import { dirname, join, resolve, sep } from "node:path";
 import { AppError } from "../../domain/errors";
 import { chunksOf } from "./body";
 import { assertKey, assertPrefix, RESERVED_SEGMENT } from "./keys";
-import { dropWritten } from "./page-cache";
+import { dropWrittenSoon } from "./page-cache";
 import type { Body, CompletedPart, MultipartUpload, ObjectInfo, ObjectStore, PresignOptions, StorageConfig, WriteObserver } from "./port";
 import { type LinkClaims, sign, signatureMatches } from "./signing";
 
@@ -102,8 +102,8 @@ export class LocalObjectStore implements ObjectStore {
   // ---- writing -------------------------------------------------------------
 
   /** After a file's fsync: its pages leave the page cache when the store is set so (they are clean, nothing is lost). */
-  private dropCached(fd: number): void {
-    if (this.dropWritten) dropWritten(fd);
+  private async dropCached(fd: number): Promise<void> {
+    if (this.dropWritten) await dropWrittenSoon(fd);
   }
 
   /** Streams the body into a new temp file, fsynced; the caller renames it into place or removes it. */
@@ -148,7 +148,7 @@ export class LocalObjectStore implements ObjectStore {
       if (batched > 0) await write(batch, batched);
       observe?.done(written);
       await fh.sync();
-      this.dropCached(fh.fd);
+      await this.dropCached(fh.fd);
       await fh.close();
     } catch (e) {
       await writing.catch(() => {});
@@ -189,7 +189,7 @@ export class LocalObjectStore implements ObjectStore {
           pos += bytesRead;
         }
         await fh.sync();
-        this.dropCached(fh.fd);
+        await this.dropCached(fh.fd);
         return { tmp, md5: hash.digest("hex") };
       } finally {
         await fh.close();
@@ -221,7 +221,7 @@ export class LocalObjectStore implements ObjectStore {
         }
       }
       await out.sync();
-      this.dropCached(out.fd);
+      await this.dropCached(out.fd);
       await out.close();
     } catch (e) {
       await out.close().catch(() => {});
@@ -282,7 +282,7 @@ export class LocalObjectStore implements ObjectStore {
     const fh = await open(path, "r+");
     try {
       await fh.sync();
-      this.dropCached(fh.fd);
+      await this.dropCached(fh.fd);
     } finally {
       await fh.close();
     }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { closeSync, fsync, mkdirSync, openSync, writeSync } from "node:fs";
 import { type FileHandle, open, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { dropWritten } from "../../adapters/storage/page-cache";
+import { dropWritten, dropWrittenSoon } from "../../adapters/storage/page-cache";
 import type { ObjectInfo, ObjectStore } from "../../adapters/storage/port";
 
 /**
@@ -156,6 +156,8 @@ export class FileWriter {
   private buf = new Uint8Array(1024 * 1024);
   size = 0;
   private unsynced = 0;
+  /** Bytes [0, dropped) are synced (or being synced) and dropped from the page cache after it. */
+  private dropped = 0;
   private syncing: Promise<void> | null = null;
   /** A background fsync that failed: Linux reports such an error once, so a later fsync may succeed over lost data. */
   private syncError: Error | null = null;
@@ -184,10 +186,12 @@ export class FileWriter {
       this.unsynced = 0;
       const fd = this.fd;
       const upTo = this.size;
+      const from = this.dropped;
+      this.dropped = upTo;
       this.syncing = new Promise<void>((resolve) =>
         fsync(fd, (err) => {
           if (err) this.syncError ??= err;
-          else if (this.opts.dropWritten) dropWritten(fd, 0, upTo);
+          else if (this.opts.dropWritten) dropWritten(fd, from, upTo - from);
           resolve();
         }),
       ).finally(() => (this.syncing = null));
@@ -270,6 +274,8 @@ export function openAsyncFileSink(store: FileStore, key: string, contentType: st
   let closed = false;
   let unsynced = 0;
   let written = 0;
+  /** Bytes [0, dropped) are synced and out of the page cache: each datasync drops only what it added. */
+  let dropped = 0;
   let syncing: Promise<void> | null = null;
   async function writeAll(bytes: Uint8Array): Promise<void> {
     if (failure) throw failure;
@@ -284,8 +290,9 @@ export function openAsyncFileSink(store: FileStore, key: string, contentType: st
       // Linux reports a failed sync once (a later fsync may succeed over lost data): it fails the sink.
       syncing = file
         .datasync()
-        .then(() => {
-          if (store.dropWritten) dropWritten(file.fd, 0, upTo);
+        .then(async () => {
+          if (store.dropWritten) await dropWrittenSoon(file.fd, dropped, upTo - dropped);
+          dropped = upTo;
         })
         .catch((e: unknown) => {
           failure ??= e instanceof Error ? e : new Error(String(e));
