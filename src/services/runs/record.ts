@@ -44,7 +44,13 @@ export function selectRuns(ctx: ServiceContext, r: Reader = ctx.db.read) {
 /** A run of the caller's workspace; any other id is a 404, whoever owns it. */
 export async function loadRun(ctx: ServiceContext, opts: { workspaceId: string; id: string }, r: Reader = ctx.db.read): Promise<RunRecord> {
   const run = ctx.db.t.pipelineRuns;
-  const [rec] = await selectRuns(ctx, r).where(and(eq(run.id, opts.id), eq(run.workspaceId, opts.workspaceId)));
+  // Outside a transaction, the statement prepared once: clients poll a run's status with this read.
+  const [rec] =
+    r === ctx.db.read
+      ? await ctx.db.prepared("runs.byId", (q) =>
+          selectRuns(ctx, q).where(and(eq(run.id, sql.placeholder("id")), eq(run.workspaceId, sql.placeholder("workspaceId")))),
+        )({ id: opts.id, workspaceId: opts.workspaceId })
+      : await selectRuns(ctx, r).where(and(eq(run.id, opts.id), eq(run.workspaceId, opts.workspaceId)));
   if (!rec) throw notFound("pipeline run", opts.id);
   return rec;
 }
