@@ -365,7 +365,7 @@ describe("written files and the page cache", () => {
       },
     });
 
-  test("the service's store drops them (the default), and the setting is carried to the engine's workers", () => {
+  test("the service's store drops them (the default), and so do the settings the engine's requests carry to its workers", () => {
     expect(h.svc.storageConfig).toMatchObject({ kind: "local", dropWritten: true });
     expect(store.dropWritten).toBe(true);
   });
