@@ -121,6 +121,9 @@ export function createGraphqlWebSocket(svc: ServiceContext, http: HttpOptions) {
       const fetch: Fetch = (request, server) => {
         const isUpgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
         if (isUpgrade && new URL(request.url).pathname === "/graphql") return upgrade(request, server);
+        // A subscription over SSE (GraphQL or tRPC) is quiet between updates; Bun.serve would close it after
+        // its idle timeout (10 s). Both send a keep-alive comment so that proxies keep it open too (docs/decisions/live-status.md).
+        if (request.headers.get("accept")?.includes("text/event-stream")) server.timeout(request, 0);
         return next(request);
       };
       return { fetch, websocket: handler };

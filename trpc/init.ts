@@ -11,7 +11,11 @@ export interface TrpcContext {
   actor: Actor;
 }
 
+/** A keep-alive comment on a quiet SSE subscription, as often as GraphQL Yoga sends its own (12 s): proxies close idle streams. */
+export const SSE_PING_MS = 12_000;
+
 const t = initTRPC.context<TrpcContext>().create({
+  sse: { ping: { enabled: true, intervalMs: SSE_PING_MS } },
   errorFormatter({ shape, error }) {
     const app = isAppError(error.cause) ? error.cause : null;
     const zod = error.cause instanceof z.ZodError ? error.cause : null;
