@@ -15,7 +15,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { benchPipeline, fmt, machine, peakRssMiB, type RunningService, startService, table, tempDir, upload, waitForRun, writeCsv } from "./lib";
+import { benchPipeline, followRuns, fmt, machine, peakRssMiB, type RunFollower, type RunningService, startService, table, tempDir, upload, writeCsv } from "./lib";
 
 const rows = Number(process.argv[2] ?? 1_000_000);
 const bigRows = Number(process.argv[3] ?? 11_500_000);
@@ -48,7 +48,7 @@ interface Timed {
   rssProcessing: number;
 }
 
-async function oneRun(svc: RunningService, pipelineId: string, path: string, n: number): Promise<Timed> {
+async function oneRun(svc: RunningService, runs: RunFollower, pipelineId: string, path: string, n: number): Promise<Timed> {
   let phase: "upload" | "processing" = "upload";
   const high = { upload: 0, processing: 0 };
   const sampler = setInterval(() => {
@@ -59,7 +59,7 @@ async function oneRun(svc: RunningService, pipelineId: string, path: string, n: 
     const run = await upload(svc, pipelineId, path);
     const tUploaded = performance.now();
     phase = "processing";
-    const done = await waitForRun(svc, run.id);
+    const done = await runs.wait(run.id);
     const seconds = (performance.now() - t0) / 1000;
     if (done.status !== "completed") throw new Error(`run ended ${done.status}: ${done.errorMessage}`);
     if (done.metadata?.rows?.total !== n) throw new Error(`run read ${done.metadata?.rows?.total} rows, expected ${n}`);
@@ -78,11 +78,13 @@ async function endToEnd(path: string, n: number, times: number, before: (i: numb
   try {
     const pipeline = await benchPipeline(svc);
     const idleRssMiB = rssMiB(svc.pid);
+    const follower = await followRuns(svc, pipeline.id);
     const runs: Timed[] = [];
     for (let i = 0; i < times; i++) {
       before(i);
-      runs.push(await oneRun(svc, pipeline.id, path, n));
+      runs.push(await oneRun(svc, follower, pipeline.id, path, n));
     }
+    follower.close();
     // Linux updates VmHWM lazily, so a sampled VmRSS can be above it: the peak is the higher of the two.
     const sampled = Math.max(...runs.flatMap((r) => [r.rssUpload, r.rssProcessing]));
     return { runs, idleRssMiB, peakRssMiB: Math.max(peakRssMiB(svc.pid), sampled) };
@@ -134,7 +136,7 @@ default worker pool (one per core). Measured ${new Date().toISOString().slice(0,
 Load average (1, 5, 15 min) when the run started: ${loadBefore}; when it ended: ${loadAfter}.
 
 Input: generated CSV, ${fmt(rows)} rows x 10 columns (${(bytes / 1e6).toFixed(1)} MB). End to end = from the start of the
-upload (curl -F, streamed) until \`GET /pipeline-runs/{id}\` (polled every 10 ms) reports \`completed\`: upload, parse, map with 9 transforms
+upload (curl -F, streamed) until the tRPC subscription \`runs.onUpdate\` (SSE, opened before the uploads) reports the run \`completed\`: upload, parse, map with 9 transforms
 (integer, uppercase, trim, lowercase, number, boolean, date), validate with ajv, write the processed JSON (${fmt(fresh.metadata?.output?.size ?? 0)} bytes).
 ${ROUNDS} alternating rounds on one fresh service: papaparse parse-only once in its own process, then the file sent to the
 service once. Round 1's run also starts the worker threads and compiles the row code; the later rounds find them ready.
@@ -156,7 +158,7 @@ the median papaparse of the same rounds.
 
 Peak RSS: papaparse parse-only ${fastestParse.peakRssMiB} MiB; the service ${e2e.peakRssMiB} MiB over all rounds (${e2e.idleRssMiB} MiB idle before them).
 processMs is the engine's own time (from the engine starting on the file, during its upload when it is read while arriving, to the
-processed file ready); the rest of a run is the job being claimed, the status written and the poll.
+processed file ready); the rest of a run is the job being claimed, the status written and the update reaching the client.
 ${
   big
     ? `

@@ -152,6 +152,45 @@ describe("one file on several workers", () => {
     expect(await result(req, outcome!)).toEqual(expected);
   });
 
+  test("the file's last stripes are a quarter of the size and go only to a worker with nothing outstanding", async () => {
+    const body = csv(50_000, (i) => i % 997 === 3);
+    const size = Buffer.byteLength(body);
+    const stripeBytes = 300_000;
+    expect(size).toBeGreaterThan(6 * stripeBytes);
+    const expected = await single("t.csv", body, MAPPINGS("skip"));
+    const req = await stored("t.csv", body, MAPPINGS("skip"));
+    // Two workers holding up to two stripes each, as the pool has them; stripes out of turn are refused.
+    const held = [0, 0];
+    const tasks: { start: number; end: number; idleOnly: boolean; worker: number }[] = [];
+    const workers: StripeWorkers = {
+      width: 4,
+      plan: async (r, source, headBytes) => planSplit(r, await readHead(r, t.store, source, headBytes)),
+      hasIdle: () => held.includes(0),
+      async stripe(r, task, spare, idleOnly) {
+        const worker = held[0]! <= held[1]! ? 0 : 1;
+        if (idleOnly ? held[worker] !== 0 : held[worker]! >= 2) throw new Error(`stripe ${task.index}: no worker for it`);
+        held[worker]!++;
+        tasks.push({ start: task.start, end: task.end, idleOnly: idleOnly === true, worker });
+        try {
+          await Bun.sleep(worker === 0 ? 1 : 4); // worker 1 is the slower one
+          return await processStripe(r, t.store, task, spare);
+        } finally {
+          held[worker]!--;
+        }
+      },
+    };
+    const s = await processStriped(req, t.store, { kind: "store", size }, workers, { stripeBytes });
+    expect(await result(req, await s!.commit())).toEqual(expected);
+    // The file's last full stripe per worker ((width / 2) · stripeBytes) is cut in quarters.
+    const tail = tasks.filter((x) => size - x.start <= 2 * stripeBytes);
+    const body_ = tasks.filter((x) => size - x.start > 2 * stripeBytes);
+    expect(tail.length).toBeGreaterThanOrEqual(7);
+    for (const x of tail) expect(x.idleOnly).toBe(true);
+    for (const x of tail.slice(0, -1)) expect(x.end - x.start).toBeLessThan(stripeBytes / 4 + 200);
+    for (const x of body_) expect(x.idleOnly).toBe(false);
+    for (const x of body_.slice(0, -1)) expect(x.end - x.start).toBeGreaterThanOrEqual(stripeBytes);
+  });
+
   test("a cut inside a quoted field is repaired: that stripe is merged with the next and read again; past 32 merges the pool reads alone", async () => {
     // A record whose quoted note holds many line breaks (each line without quotes, so any cut there looks safe).
     const before = csv(2500);

@@ -284,8 +284,9 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
         const reply = await ask(slot, job, { type: "plan", id: nextId++, req, source, headBytes });
         return "plan" in reply ? reply.plan : null;
       },
-      async stripe(req, task, spare) {
-        const slot = free(STRIPES_PER_WORKER);
+      hasIdle: () => free(1) !== undefined,
+      async stripe(req, task, spare, idleOnly) {
+        const slot = free(idleOnly ? 1 : STRIPES_PER_WORKER);
         if (!slot) throw new Error("no worker left for the stripe");
         const reply = await ask(slot, job, { type: "stripe", id: nextId++, req, task, spare }, spare);
         if (!("stripe" in reply)) throw new Error("unexpected reply");

@@ -142,7 +142,7 @@ export function storeTempPath(store: FileStore): string {
 
 const ENCODER = new TextEncoder();
 /** An fsync is started in the background after this many bytes, so the disk writes while the worker computes. */
-const SYNC_EVERY = 32 * 1024 * 1024;
+const SYNC_EVERY = 8 * 1024 * 1024;
 
 /**
  * Text written to a file from a worker thread: encoded into one reused
