@@ -77,6 +77,8 @@ const Env = z.object({
     .regex(/^[a-z0-9.-]+$/i, "must be a domain name")
     .default("inbound.localhost"),
   MAX_JSON_BODY_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").default(1024 * 1024),
+  /** Seconds an HTTP connection may send and receive nothing before it is closed (Bun.serve's idleTimeout; its own default is 10). */
+  HTTP_IDLE_TIMEOUT_SECONDS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(255, "must be at most 255 (Bun's limit)").default(120),
   /** Bun Worker threads that parse, map and validate files; default one per core. */
   WORKERS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(64, "must be at most 64").optional(),
   /** Jobs one instance runs at once (runs, deliveries); default twice WORKERS. */
@@ -171,6 +173,7 @@ export interface Config {
   sftpLogin: { maxFailures: number; lockoutSeconds: number; failureDelayMs: number };
   emailDomain: string;
   maxJsonBodyBytes: number;
+  httpIdleTimeoutSeconds: number;
   workers: number;
   jobConcurrency: number;
   maxUploadBytes: number;
@@ -247,6 +250,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     sftpLogin: { maxFailures: e.SFTP_MAX_LOGIN_FAILURES, lockoutSeconds: e.SFTP_LOCKOUT_SECONDS, failureDelayMs: e.SFTP_FAILURE_DELAY_MS },
     emailDomain: e.EMAIL_DOMAIN.toLowerCase(),
     maxJsonBodyBytes: e.MAX_JSON_BODY_BYTES,
+    httpIdleTimeoutSeconds: e.HTTP_IDLE_TIMEOUT_SECONDS,
     workers: e.WORKERS ?? Math.max(1, availableParallelism()),
     jobConcurrency: e.JOB_CONCURRENCY ?? 2 * (e.WORKERS ?? Math.max(1, availableParallelism())),
     maxUploadBytes: e.MAX_UPLOAD_BYTES,

@@ -65,6 +65,8 @@ describe("configuration", () => {
     ["OUTBOUND_MAX_PART_BYTES", { OUTBOUND_MAX_PART_BYTES: "134217729" }, /OUTBOUND_MAX_PART_BYTES: must be at most 134217728/],
     ["DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES", { DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: "6000000000" }, /DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: must be at most 5368709120/],
     ["DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES", { DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: "0" }, /DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: must be at least 1/],
+    ["HTTP_IDLE_TIMEOUT_SECONDS", { HTTP_IDLE_TIMEOUT_SECONDS: "256" }, /HTTP_IDLE_TIMEOUT_SECONDS: must be at most 255/],
+    ["HTTP_IDLE_TIMEOUT_SECONDS", { HTTP_IDLE_TIMEOUT_SECONDS: "0" }, /HTTP_IDLE_TIMEOUT_SECONDS: must be at least 1/],
   ];
   test("SFTP_POLL_CRON takes a schedule, or off for an instance that must not poll customers' servers", () => {
     expect(parseConfig({ SFTP_POLL_CRON: "*/5 * * * *", SFTP_POLL_SETTLE_SECONDS: "0" }).sftpPoll).toEqual({ cron: "*/5 * * * *", settleSeconds: 0 });
@@ -84,6 +86,11 @@ describe("configuration", () => {
       outboundUploadTtlSeconds: 600,
       outboundMaxPartBytes: 1_048_576,
     });
+  });
+
+  test("HTTP idle timeout: 120 s unless configured", () => {
+    expect(parseConfig({}).httpIdleTimeoutSeconds).toBe(120);
+    expect(parseConfig({ HTTP_IDLE_TIMEOUT_SECONDS: "30" }).httpIdleTimeoutSeconds).toBe(30);
   });
 
   test("key cache: lookups reused for 1 s unless configured; 0 turns it off; more than 60 s refused", () => {
