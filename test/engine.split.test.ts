@@ -191,6 +191,29 @@ describe("one file on several workers", () => {
     for (const x of body_.slice(0, -1)) expect(x.end - x.start).toBeGreaterThanOrEqual(stripeBytes);
   });
 
+  test("in the tail with nothing in flight and no worker left, the file is given up instead of waiting for a result that never comes", async () => {
+    const body = csv(20_000);
+    const req = await stored("gone.csv", body, MAPPINGS("skip"));
+    let sent = 0;
+    const workers: StripeWorkers = {
+      width: 4,
+      plan: async (r, source, headBytes) => planSplit(r, await readHead(r, t.store, source, headBytes)),
+      // Every worker gone once the body is done: none is idle, and a stripe finds none.
+      hasIdle: () => sent < 2,
+      async stripe(r, task, spare) {
+        if (++sent > 2) throw new Error("no worker left for the stripe");
+        return processStripe(r, t.store, task, spare);
+      },
+    };
+    const size = Buffer.byteLength(body);
+    const s = await Promise.race([
+      processStriped(req, t.store, { kind: "store", size }, workers, { stripeBytes: Math.floor(size / 3) }),
+      Bun.sleep(5000).then(() => "hung" as const),
+    ]);
+    expect(s).toBeNull();
+    expect(sent).toBeGreaterThan(2);
+  });
+
   test("a cut inside a quoted field is repaired: that stripe is merged with the next and read again; past 32 merges the pool reads alone", async () => {
     // A record whose quoted note holds many line breaks (each line without quotes, so any cut there looks safe).
     const before = csv(2500);

@@ -260,6 +260,7 @@ class StripedRun {
     return size !== null && size - start <= this.tailBytes;
   }
 
+  /** One full stripe per worker: the pool gives each worker two stripes at once (`width`). */
   private get tailBytes(): number {
     return (this.workers.width / 2) * this.opts.stripeBytes;
   }
@@ -320,8 +321,9 @@ class StripedRun {
             continue;
           }
           const tail = this.inTail(r.start) && this.workers.hasIdle !== undefined;
-          // A result arriving kicks the pump again.
-          if (tail && !this.workers.hasIdle!()) break;
+          // A result arriving kicks the pump again. With nothing in flight none will: the stripe goes out
+          // and, if no worker is left at all, fails, and the file is given up as before.
+          if (tail && this.inFlight > 0 && !this.workers.hasIdle!()) break;
           this.dispatch(r, tail);
         }
       } while (this.kicked && this.failure === null);
