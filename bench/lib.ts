@@ -6,6 +6,7 @@
 import { createWriteStream, mkdtempSync, readFileSync } from "node:fs";
 import { cpus, totalmem, tmpdir } from "node:os";
 import { join } from "node:path";
+import { sseMessages } from "../test/helpers/events";
 
 export const ROOT = join(import.meta.dir, "..");
 export const VERSION = "2026-05-25";
@@ -148,25 +149,14 @@ export async function followRuns(svc: RunningService, pipelineId: string): Promi
     waiting.get(run.id)?.(run);
   };
   void (async () => {
-    const decoder = new TextDecoder();
-    let text = "";
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      text += decoder.decode(chunk, { stream: true });
-      for (let end = text.indexOf("\n\n"); end >= 0; end = text.indexOf("\n\n")) {
-        const message = text.slice(0, end);
-        text = text.slice(end + 2);
-        // No `event:` line means the default type, "message" (tRPC names only its own `connected` and `ping`).
-        const event = /^event: ?(.*)$/m.exec(message)?.[1] ?? "message";
-        if (event === "connected") connected.resolve();
-        const data = message
-          .split("\n")
-          .filter((l) => l.startsWith("data:"))
-          .map((l) => l.slice(l.startsWith("data: ") ? 6 : 5))
-          .join("\n");
-        if (event === "message" && data) settle(JSON.parse(data).run);
-      }
+    for await (const m of sseMessages(res.body!)) {
+      if (m.event === "connected") connected.resolve();
+      if (m.event === "message") settle(JSON.parse(m.data).run);
     }
-  })().catch(() => {});
+  })()
+    .catch(() => {})
+    // A stream that ends before `connected` (rejecting after it resolved does nothing).
+    .finally(() => connected.reject(new Error("runs.onUpdate ended before it connected")));
   await connected.promise;
   return {
     async wait(runId, timeoutMs = 30 * 60_000) {

@@ -122,7 +122,7 @@ export function createGraphqlWebSocket(svc: ServiceContext, http: HttpOptions) {
         const isUpgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
         if (isUpgrade && new URL(request.url).pathname === "/graphql") return upgrade(request, server);
         // A subscription over SSE (GraphQL or tRPC) is quiet between updates; Bun.serve would close it after
-        // its idle timeout (10 s). Both send a keep-alive comment so that proxies keep it open too (docs/decisions/live-status.md).
+        // its idle timeout (10 s). Both send a keep-alive so that proxies keep it open too (docs/decisions/live-status.md).
         if (request.headers.get("accept")?.includes("text/event-stream")) server.timeout(request, 0);
         return next(request);
       };

@@ -11,7 +11,7 @@ export interface TrpcContext {
   actor: Actor;
 }
 
-/** A keep-alive comment on a quiet SSE subscription, as often as GraphQL Yoga sends its own (12 s): proxies close idle streams. */
+/** A keep-alive (`event: ping`) on a quiet SSE subscription, as often as GraphQL Yoga sends its own comment (12 s): proxies close idle streams. */
 export const SSE_PING_MS = 12_000;
 
 const t = initTRPC.context<TrpcContext>().create({
