@@ -213,45 +213,51 @@ export async function writeCsv(path: string, rows: number, changed: (i: number) 
   return bytes;
 }
 
+/** The generated CSV's schema: a type per column, three of them required. */
+export const BENCH_SCHEMA = {
+  type: "object",
+  properties: {
+    id: { type: "integer" },
+    sku: { type: "string" },
+    name: { type: "string" },
+    category: { type: "string" },
+    price: { type: "number" },
+    quantity: { type: "integer" },
+    active: { type: "boolean" },
+    updated: { type: "string" },
+    city: { type: "string" },
+    note: { type: "string" },
+  },
+  required: ["id", "sku", "price"],
+};
+
+/** The bench pipeline's mapping: a transform on nine of the ten columns. */
+export const BENCH_FIELD_MAPPINGS = [
+  { source: "id", target: "id", transform: "integer" },
+  { source: "sku", target: "sku", transform: "uppercase" },
+  { source: "name", target: "name", transform: "trim" },
+  { source: "category", target: "category", transform: "lowercase" },
+  { source: "price", target: "price", transform: "number" },
+  { source: "quantity", target: "quantity", transform: "integer" },
+  { source: "active", target: "active", transform: "boolean" },
+  { source: "updated", target: "updated", transform: "date" },
+  { source: "city", target: "city" },
+  { source: "note", target: "note", transform: "trim" },
+] as const;
+
 /** A schema and pipeline for the generated CSV, with a transform on most columns. */
 export async function benchPipeline(svc: RunningService, name = "Bench"): Promise<{ id: string }> {
   const conn = await svc.api("POST", "/connections", { name: `${name} feed`, type: "SFTP", useHostedSFTP: true });
   const schema = await svc.api("POST", "/schemas", {
     name: `${name} rows`,
-    definition: {
-      type: "object",
-      properties: {
-        id: { type: "integer" },
-        sku: { type: "string" },
-        name: { type: "string" },
-        category: { type: "string" },
-        price: { type: "number" },
-        quantity: { type: "integer" },
-        active: { type: "boolean" },
-        updated: { type: "string" },
-        city: { type: "string" },
-        note: { type: "string" },
-      },
-      required: ["id", "sku", "price"],
-    },
+    definition: BENCH_SCHEMA,
   });
   return svc.api("POST", "/pipelines", {
     name,
     clientId: conn.id,
     schemaId: schema.id,
     mappings: {
-      fieldMappings: [
-        { source: "id", target: "id", transform: "integer" },
-        { source: "sku", target: "sku", transform: "uppercase" },
-        { source: "name", target: "name", transform: "trim" },
-        { source: "category", target: "category", transform: "lowercase" },
-        { source: "price", target: "price", transform: "number" },
-        { source: "quantity", target: "quantity", transform: "integer" },
-        { source: "active", target: "active", transform: "boolean" },
-        { source: "updated", target: "updated", transform: "date" },
-        { source: "city", target: "city" },
-        { source: "note", target: "note", transform: "trim" },
-      ],
+      fieldMappings: BENCH_FIELD_MAPPINGS,
       options: { format: "csv" },
       validations: { onInvalidRow: "skip" },
     },
