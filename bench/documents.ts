@@ -9,7 +9,7 @@
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { fmt, machine, peakRssMiB, ROOT, startService, table, tempDir } from "./lib";
+import { fmt, machine, peakRssMiB, QUIET_SERVERS, ROOT, startService, table, tempDir } from "./lib";
 
 const MiB = 1024 * 1024;
 const sizeMiB = Number(process.argv[2] ?? 1024);
@@ -52,7 +52,7 @@ async function timed(fn: () => void | Promise<void>): Promise<number> {
 }
 
 // Other listeners on port 0, so the run does not clash with anything else on the machine.
-const svc = await startService({ SFTP_PORT: "0", SMTP_PORT: "0", SFTP_POLL_CRON: "off" });
+const svc = await startService(QUIET_SERVERS);
 const work = tempDir("fps-bench-docs-");
 try {
   const source = join(work, "source.bin");

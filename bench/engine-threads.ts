@@ -9,7 +9,7 @@
  */
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { benchPipeline, fmt, followRuns, startService, table, tempDir, upload, writeCsv } from "./lib";
+import { benchPipeline, fmt, followRuns, QUIET_SERVERS, startService, table, tempDir, upload, writeCsv } from "./lib";
 
 const rows = Number(process.argv[2] ?? 1_000_000);
 const runs = Math.max(2, Number(process.argv[3] ?? 5));
@@ -44,7 +44,7 @@ function threads(pid: number): Map<string, ThreadTimes> {
 const dir = tempDir("fps-bench-threads-");
 const file = join(dir, "rows.csv");
 await writeCsv(file, rows);
-const svc = await startService({ SFTP_PORT: "0", SMTP_PORT: "0", SFTP_POLL_CRON: "off" });
+const svc = await startService(QUIET_SERVERS);
 try {
   const pipeline = await benchPipeline(svc);
   const follower = await followRuns(svc, pipeline.id);

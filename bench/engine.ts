@@ -17,7 +17,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { benchPipeline, followRuns, fmt, machine, peakRssMiB, type RunFollower, type RunningService, startService, table, tempDir, upload, writeCsv } from "./lib";
+import { benchPipeline, followRuns, fmt, machine, peakRssMiB, QUIET_SERVERS, type RunFollower, type RunningService, startService, table, tempDir, upload, writeCsv } from "./lib";
 
 const rows = Number(process.argv[2] ?? 1_000_000);
 const bigRows = Number(process.argv[3] ?? 11_500_000);
@@ -29,8 +29,6 @@ const loadBefore = load();
 const bytes = await writeCsv(file, rows);
 console.error(`generated ${fmt(rows)} rows, ${(bytes / 1e6).toFixed(1)} MB; load ${loadBefore}`);
 
-// The hosted SFTP and SMTP servers start with the service: ports of their own, and no SFTP polling.
-const SERVICE_ENV = { SFTP_PORT: "0", SMTP_PORT: "0", SFTP_POLL_CRON: "off" };
 
 /** Passes of papaparse over the file per round: the first, and three in its steady state. */
 const BASELINE_PASSES = 4;
@@ -81,7 +79,7 @@ async function oneRun(svc: RunningService, runs: RunFollower, pipelineId: string
  * alternating rounds). The service's peak RSS over all of them.
  */
 async function endToEnd(path: string, n: number, times: number, before: (i: number) => void = () => {}) {
-  const svc = await startService(SERVICE_ENV);
+  const svc = await startService(QUIET_SERVERS);
   try {
     const pipeline = await benchPipeline(svc);
     const idleRssMiB = rssMiB(svc.pid);

@@ -46,6 +46,9 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
+/** The hosted SFTP and SMTP servers start with the service: ports of their own, and no SFTP polling (benches that time runs). */
+export const QUIET_SERVERS = { SFTP_PORT: "0", SMTP_PORT: "0", SFTP_POLL_CRON: "off" };
+
 export async function startService(extraEnv: Record<string, string> = {}): Promise<RunningService> {
   const dataDir = tempDir("fps-bench-");
   const port = await freePort();
