@@ -216,12 +216,59 @@ export interface PumpOptions {
 }
 
 /**
+ * What an invalid row does under the policy (its errors already in
+ * `rowErrors`): counted, its errors kept among the run's first ones and,
+ * under `quarantine`, `record` written to the rejects. Answers the message
+ * when the maxInvalidRows budget stops reading, else null.
+ */
+export function invalidRow(
+  o: Pick<PumpOptions, "policy" | "maxInvalidRows" | "counts" | "errors" | "rejectWriter">,
+  rowIndex: number,
+  rowErrors: readonly RowError[],
+  record: unknown,
+  reject: (text: string) => void,
+): string | null {
+  const { counts, errors } = o;
+  counts.invalid++;
+  for (let j = 0; j < rowErrors.length && errors.length < MAX_REPORTED_ERRORS; j++) errors.push(rowErrors[j]!);
+  if (o.policy === "fail") return null;
+  counts.skipped++;
+  if (o.policy === "quarantine") {
+    counts.quarantined++;
+    reject(o.rejectWriter.rows([{ rowIndex, errors: rowErrors.map((e) => ({ field: e.field, message: e.message })), row: record }]));
+  }
+  if (o.maxInvalidRows !== undefined && counts.invalid > o.maxInvalidRows) {
+    return `More than ${plural(o.maxInvalidRows, "invalid row")} (the error budget mappings.validations.maxInvalidRows): ${counts.invalid} by row ${rowIndex + 1}. First errors: ${firstErrors(errors)}.`;
+  }
+  return null;
+}
+
+/**
+ * Maps and validates one record: the row to write, or null when it is
+ * invalid (its errors, less "is required" on a target whose transform already
+ * failed, then in `rowErrors`, emptied first).
+ */
+export function mapRow(
+  map: (row: never, rowIndex: number, errors: RowError[]) => Record<string, unknown>,
+  validator: RowValidator,
+  record: unknown,
+  rowIndex: number,
+  rowErrors: RowError[],
+): Record<string, unknown> | null {
+  rowErrors.length = 0;
+  const row = map(record as never, rowIndex, rowErrors);
+  if (rowErrors.length === 0) return validator.check(row, rowIndex, rowErrors) ? row : null;
+  validator.check(row, rowIndex, rowErrors, new Set(rowErrors.map((e) => e.field)));
+  return null;
+}
+
+/**
  * Maps, validates and writes every batch; answers the message a policy
  * stopped with (`fail`, the maxInvalidRows budget), or null when the input
  * was read to its end. Row indexes count from 0 at the first record read.
  */
 export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatches" | "fields">, o: PumpOptions): Promise<string | null> {
-  const { mapping, validator, writer, rejectWriter, policy, maxInvalidRows, counts, errors, signal } = o;
+  const { mapping, validator, writer, policy, counts, errors, signal } = o;
   // CSV/TSV: rows are mapped from their field arrays (no object per record); the record is built only for a rejects line.
   const fields = input.fieldBatches && input.fields ? input.fields : null;
   const batches: AsyncIterable<readonly unknown[]> = fields ? input.fieldBatches! : input.batches;
@@ -243,28 +290,16 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
     for (let i = 0; i < batch.length; i++) {
       const record = batch[i] as never;
       const rowIndex = counts.total++;
-      rowErrors.length = 0;
-      const row = map(record, rowIndex, rowErrors);
-      if (rowErrors.length === 0) {
-        if (validator.check(row, rowIndex, rowErrors)) {
-          out[n++] = row;
-          continue;
-        }
-      } else {
-        validator.check(row, rowIndex, rowErrors, new Set(rowErrors.map((e) => e.field)));
+      const row = mapRow(map, validator, record, rowIndex, rowErrors);
+      if (row !== null) {
+        out[n++] = row;
+        continue;
       }
-      counts.invalid++;
-      for (let j = 0; j < rowErrors.length && errors.length < MAX_REPORTED_ERRORS; j++) errors.push(rowErrors[j]!);
-      if (policy === "fail") continue;
-      counts.skipped++;
-      if (policy === "quarantine") {
-        counts.quarantined++;
-        rejectText += rejectWriter.rows([{ rowIndex, errors: rowErrors.map((e) => ({ field: e.field, message: e.message })), row: fields ? fields.record(record) : record }]);
-      }
-      if (maxInvalidRows !== undefined && counts.invalid > maxInvalidRows) {
-        stop = `More than ${plural(maxInvalidRows, "invalid row")} (the error budget mappings.validations.maxInvalidRows): ${counts.invalid} by row ${rowIndex + 1}. First errors: ${firstErrors(errors)}.`;
-        break;
-      }
+      const reject = policy === "quarantine" ? (fields ? fields.record(record) : record) : null;
+      stop = invalidRow(o, rowIndex, rowErrors, reject, (text) => {
+        rejectText += text;
+      });
+      if (stop) break;
     }
     counts.valid += n;
     if (stop) return stop;

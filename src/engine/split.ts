@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { readSync } from "node:fs";
 import Papa from "papaparse";
 import type { ObjectStore } from "../adapters/storage/port";
@@ -9,7 +10,10 @@ import { chunksOf, parseOptions, pumpRows } from "./process";
 import { HEAD_BYTES, type SplitPlan, type StripeResult, type StripeSource, type StripeTask } from "./stripe-plan";
 import { type ParseOptions, type ProcessRequest, UnclosedQuoteError } from "./types";
 import { validatorFor } from "./validate";
+import { nativePlan, rowLoop } from "./native/rowloop";
+import { nativeRows } from "./native/stripe";
 import { jsonWriter } from "./write";
+import { ChunkEncoder } from "./write/chunks";
 
 /**
  * The worker's side of one file on several threads (docs/decisions/engine.md,
@@ -126,60 +130,6 @@ async function* stripeBytes(req: ProcessRequest, store: ObjectStore, task: Strip
   yield* sourceBytes(req, store, task.source, task.start, task.end);
 }
 
-const ENCODER = new TextEncoder();
-/** Bytes per output buffer handed to the coordinator. */
-const CHUNK_BYTES = 512 * 1024;
-
-/**
- * A stripe's rows encoded into buffers that are transferred to the
- * coordinator (not copied); it hands written ones back as `spare` for the
- * next stripe, so a run allocates a few dozen buffers, not one per chunk.
- */
-class ChunkEncoder {
-  readonly buffers: ArrayBuffer[] = [];
-  readonly lengths: number[] = [];
-  size = 0;
-  private cur: Uint8Array | null = null;
-  private pos = 0;
-
-  constructor(private readonly spare: ArrayBuffer[]) {}
-
-  text(s: string): void {
-    let rest = s;
-    for (;;) {
-      if (!this.cur || this.pos === this.cur.byteLength) this.next();
-      const { read, written } = ENCODER.encodeInto(rest, this.cur!.subarray(this.pos));
-      this.pos += written;
-      this.size += written;
-      if (read === rest.length) return;
-      // Full (a character never splits: encodeInto stops before one that does not fit).
-      this.seal();
-      rest = rest.slice(read);
-    }
-  }
-
-  private next(): void {
-    if (this.cur) this.seal();
-    const buf = this.spare.pop() ?? new ArrayBuffer(CHUNK_BYTES);
-    this.cur = new Uint8Array(buf);
-    this.pos = 0;
-  }
-
-  private seal(): void {
-    if (!this.cur) return;
-    if (this.pos > 0) {
-      this.buffers.push(this.cur.buffer as ArrayBuffer);
-      this.lengths.push(this.pos);
-    } else this.spare.push(this.cur.buffer as ArrayBuffer);
-    this.cur = null;
-    this.pos = 0;
-  }
-
-  finish(): void {
-    this.seal();
-  }
-}
-
 const zeroCounts = (): RunCounts => ({ total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 });
 
 /**
@@ -190,54 +140,97 @@ const zeroCounts = (): RunCounts => ({ total: 0, valid: 0, invalid: 0, skipped: 
  * policy stopped it (`fail`, a `maxInvalidRows` budget), or it could not be
  * parsed (including a cut inside a quoted field, which shows as a quote
  * never closed at the stripe's end). Never throws.
+ *
+ * CSV and TSV rows go through the native row loop when it is built and the
+ * pipeline's mapping and schema are within what it applies exactly
+ * (src/engine/native/); the JavaScript reader takes the stripe from wherever
+ * that loop stops short of its end, and every stripe it cannot take.
  */
 export async function processStripe(req: ProcessRequest, store: ObjectStore, task: StripeTask, spare: ArrayBuffer[] = []): Promise<StripeResult> {
   const counts = zeroCounts();
   const errors: RowError[] = [];
   const out = new ChunkEncoder(spare);
   let rejects = "";
+  const stopped = (detail: string, openAtEnd?: boolean): StripeResult => {
+    out.finish();
+    // A stopped stripe's rows are never written: its buffers stay here for the next one.
+    spare.push(...out.buffers.splice(0));
+    return { index: task.index, ok: false, openAtEnd, counts, errors, rejects: "", buffers: [], lengths: [], size: 0, detail };
+  };
   try {
     const { fieldMappings, validations } = req.mappings;
     const mapping = compileMapping({ fieldMappings, schemaProperties: schemaProperties(req.schema.definition) });
     const validator = validatorFor(req.schema);
-    const input = await openInput(stripeBytes(req, store, task), stripeParseOptions(req, task.plan));
-    const stop = await pumpRows(input, {
-      mapping,
-      validator,
-      writer: jsonWriter(),
-      rejectWriter: jsonWriter(),
-      policy: validations.onInvalidRow ?? "fail",
-      maxInvalidRows: validations.maxInvalidRows,
-      counts,
-      errors,
-      async rows(t) {
-        out.text(t);
-      },
-      async rejects(t) {
-        rejects += t;
-      },
-    });
-    out.finish();
-    const summary = input.summary;
-    // A stopped stripe's rows are never written: its buffers stay here for the next one.
-    if (stop !== null) spare.push(...out.buffers.splice(0));
-    return {
-      index: task.index,
-      ok: stop === null,
-      counts,
-      errors,
-      rejects,
-      buffers: out.buffers,
-      lengths: stop === null ? out.lengths : [],
-      size: stop === null ? out.size : 0,
-      input: { format: summary.format, encoding: summary.encoding, gzip: summary.gzip },
-      detail: stop ?? undefined,
+    const policy = validations.onInvalidRow ?? "fail";
+    const rejectWriter = jsonWriter();
+    const addRejects = (t: string) => {
+      rejects += t;
     };
-  } catch (e) {
+    let start = task.start;
+    let wrote = false;
+    let input: StripeResult["input"];
+
+    const loop = task.plan.format === "ndjson" ? null : rowLoop();
+    if (loop) {
+      const header = await openInput(sourceBytes(req, store, task.source, 0, task.plan.prefixEnd), stripeParseOptions(req, task.plan));
+      for await (const _ of header.fieldBatches!);
+      const columns = header.fields!.columns();
+      const quote = req.mappings.options.quote ?? '"';
+      const plan = nativePlan({ fieldMappings, schema: req.schema.definition, columns, delimiter: task.plan.delimiter!, quote, newline: task.plan.newline });
+      const bytes = plan ? await readRange(req, store, task.source, task.start, task.end) : null;
+      // Text that is not UTF-8 fails the file: the JavaScript reader says where.
+      if (plan && bytes && isUtf8(bytes)) {
+        input = { format: header.summary.format, encoding: header.summary.encoding, gzip: header.summary.gzip };
+        const run = { loop, plan, bytes, columns, quote, mapping, validator, policy, maxInvalidRows: validations.maxInvalidRows, counts, errors, rejectWriter, rejects: addRejects, out, wrote };
+        const end = nativeRows(run);
+        if (end.stop !== null) return stopped(end.stop);
+        start = task.start + end.rest;
+        wrote = run.wrote;
+      }
+    }
+
+    if (start < task.end) {
+      const rest = await openInput(stripeBytes(req, store, { ...task, start }), stripeParseOptions(req, task.plan));
+      input = { format: rest.summary.format, encoding: rest.summary.encoding, gzip: rest.summary.gzip };
+      const stop = await pumpRows(rest, {
+        mapping,
+        validator,
+        writer: jsonWriter(),
+        rejectWriter,
+        policy,
+        maxInvalidRows: validations.maxInvalidRows,
+        counts,
+        errors,
+        async rows(t) {
+          if (wrote) out.text(",\n");
+          wrote = false;
+          out.text(t);
+        },
+        async rejects(t) {
+          addRejects(t);
+        },
+      });
+      if (stop !== null) return stopped(stop);
+    }
     out.finish();
-    spare.push(...out.buffers.splice(0));
-    const detail = e instanceof Error ? e.message : String(e);
-    return { index: task.index, ok: false, openAtEnd: e instanceof UnclosedQuoteError, counts, errors, rejects: "", buffers: [], lengths: [], size: 0, detail };
+    return { index: task.index, ok: true, counts, errors, rejects, buffers: out.buffers, lengths: out.lengths, size: out.size, input };
+  } catch (e) {
+    return stopped(e instanceof Error ? e.message : String(e), e instanceof UnclosedQuoteError);
   }
 }
 
+/** Bytes [start, end) of the original in one buffer (a stripe: a few MiB). */
+async function readRange(req: ProcessRequest, store: ObjectStore, source: StripeSource, start: number, end: number): Promise<Uint8Array> {
+  if (source.kind === "fd") {
+    const buf = new Uint8Array(end - start);
+    for (let got = 0; got < buf.byteLength; ) {
+      const n = readSync(source.fd, buf, got, buf.byteLength - got, start + got);
+      if (n === 0) throw new Error(`the original ended at byte ${start + got}, before the ${end} bytes it was to have`);
+      got += n;
+    }
+    return buf;
+  }
+  const parts: Uint8Array[] = [];
+  for await (const c of sourceBytes(req, store, source, start, end)) parts.push(c);
+  return parts.length === 1 ? parts[0]! : new Uint8Array(Buffer.concat(parts));
+}

@@ -151,7 +151,7 @@ export async function* parseDelimited(
 }
 
 /** Blank: every field empty or whitespace (a `,,,` line from a spreadsheet, a stray `\r`). */
-function isBlank(row: readonly string[]): boolean {
+export function isBlank(row: readonly string[]): boolean {
   for (let i = 0; i < row.length; i++) if (row[i]!.trim() !== "") return false;
   return true;
 }
