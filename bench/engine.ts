@@ -44,6 +44,7 @@ function baseline(path: string) {
 const rssMiB = (pid: number) => Math.round(Number(readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/)?.[1] ?? 0) / 1024);
 
 interface Timed {
+  runId: string;
   seconds: number;
   uploadSeconds: number;
   rowsPerSecond: number;
@@ -68,41 +69,77 @@ async function oneRun(svc: RunningService, runs: RunFollower, pipelineId: string
     const seconds = (performance.now() - t0) / 1000;
     if (done.status !== "completed") throw new Error(`run ended ${done.status}: ${done.errorMessage}`);
     if (done.metadata?.rows?.total !== n) throw new Error(`run read ${done.metadata?.rows?.total} rows, expected ${n}`);
-    return { seconds, uploadSeconds: (tUploaded - t0) / 1000, rowsPerSecond: n / seconds, metadata: done.metadata, rssUpload: high.upload, rssProcessing: high.processing };
+    return { runId: run.id, seconds, uploadSeconds: (tUploaded - t0) / 1000, rowsPerSecond: n / seconds, metadata: done.metadata, rssUpload: high.upload, rssProcessing: high.processing };
   } finally {
     clearInterval(sampler);
   }
 }
 
-/**
- * Uploads of the file to one fresh service, one after another; before each, `before(i)` runs (papaparse in the
- * alternating rounds). The service's peak RSS over all of them.
- */
-async function endToEnd(path: string, n: number, times: number, before: (i: number) => void = () => {}) {
-  const svc = await startService(QUIET_SERVERS);
+/** One fresh service with the bench pipeline and a run follower; `env` on top of the quiet servers. */
+async function serviceSession(env: Record<string, string> = {}) {
+  const svc = await startService({ ...QUIET_SERVERS, ...env });
+  const pipeline = await benchPipeline(svc);
+  const idleRssMiB = rssMiB(svc.pid);
+  const follower = await followRuns(svc, pipeline.id);
+  const runs: Timed[] = [];
+  return {
+    svc,
+    runs,
+    idleRssMiB,
+    async run(path: string, n: number): Promise<Timed> {
+      const r = await oneRun(svc, follower, pipeline.id, path, n);
+      runs.push(r);
+      return r;
+    },
+    /** sha256 of a run's processed file, fetched through its presigned link. */
+    async processedSha(runId: string): Promise<string> {
+      const link = await svc.api<{ url: string }>("GET", `/files/pipeline-runs/${runId}/processed`);
+      const res = await fetch(link.url);
+      const hash = new Bun.CryptoHasher("sha256");
+      for await (const chunk of res.body!) hash.update(chunk);
+      return hash.digest("hex");
+    },
+    /** Linux updates VmHWM lazily, so a sampled VmRSS can be above it: the peak is the higher of the two. */
+    peakRssMiB: () => Math.max(peakRssMiB(svc.pid), ...runs.flatMap((r) => [r.rssUpload, r.rssProcessing])),
+    async close() {
+      follower.close();
+      await svc.stop();
+      rmSync(svc.env.DATA_DIR!, { recursive: true, force: true });
+    },
+  };
+}
+
+async function endToEnd(path: string, n: number, times: number) {
+  const s = await serviceSession();
   try {
-    const pipeline = await benchPipeline(svc);
-    const idleRssMiB = rssMiB(svc.pid);
-    const follower = await followRuns(svc, pipeline.id);
-    const runs: Timed[] = [];
-    for (let i = 0; i < times; i++) {
-      before(i);
-      runs.push(await oneRun(svc, follower, pipeline.id, path, n));
-    }
-    follower.close();
-    // Linux updates VmHWM lazily, so a sampled VmRSS can be above it: the peak is the higher of the two.
-    const sampled = Math.max(...runs.flatMap((r) => [r.rssUpload, r.rssProcessing]));
-    return { runs, idleRssMiB, peakRssMiB: Math.max(peakRssMiB(svc.pid), sampled) };
+    for (let i = 0; i < times; i++) await s.run(path, n);
+    return { runs: s.runs, idleRssMiB: s.idleRssMiB, peakRssMiB: s.peakRssMiB() };
   } finally {
-    await svc.stop();
-    rmSync(svc.env.DATA_DIR!, { recursive: true, force: true });
+    await s.close();
   }
 }
 
-// Alternating rounds: papaparse, then the service, ROUNDS times.
+// Alternating rounds: papaparse, the service, and the same service code with its JavaScript row loop only
+// (FPS_ENGINE_NATIVE=0, what every stop before the native loop measured), ROUNDS times.
 const parses: ReturnType<typeof baseline>[] = [];
-const e2e = await endToEnd(file, rows, ROUNDS, () => parses.push(baseline(file)));
-console.error(JSON.stringify({ parses, e2e }, null, 1));
+const native = await serviceSession();
+const jsOnly = await serviceSession({ FPS_ENGINE_NATIVE: "0" });
+let sameOutput = false;
+try {
+  for (let i = 0; i < ROUNDS; i++) {
+    parses.push(baseline(file));
+    const a = await native.run(file, rows);
+    const b = await jsOnly.run(file, rows);
+    // Both loops must write the same processed file, byte for byte.
+    if (i === 0) sameOutput = (await native.processedSha(a.runId)) === (await jsOnly.processedSha(b.runId));
+  }
+} finally {
+  await Promise.all([native.close(), jsOnly.close()]);
+}
+if (!sameOutput) throw new Error("the native and JavaScript row loops wrote different processed files");
+const e2e = { runs: native.runs, idleRssMiB: native.idleRssMiB, peakRssMiB: native.peakRssMiB() };
+const jsRuns = jsOnly.runs;
+console.error(JSON.stringify({ parses, e2e, jsRuns }, null, 1));
 
 let big: Awaited<ReturnType<typeof endToEnd>> | null = null;
 let bigBytes = 0;
@@ -127,6 +164,8 @@ const fastestWarm = Math.min(...parses.map((p) => p.warmSeconds));
 const parsePeakRss = Math.max(...parses.map((p) => p.peakRssMiB));
 const timings = (t: Timed) => t.metadata?.timings ?? {};
 const x = (parseSeconds: number, seconds: number) => `${(parseSeconds / seconds).toFixed(2)}x`;
+const [, ...jsWarm] = jsRuns as [Timed, ...Timed[]];
+const jsMedian = median(jsWarm.map((r) => r.seconds));
 const roundRows = e2e.runs.map((r, i) => [
   String(i + 1),
   parses[i]!.firstSeconds.toFixed(2),
@@ -134,6 +173,7 @@ const roundRows = e2e.runs.map((r, i) => [
   r.seconds.toFixed(2),
   x(parses[i]!.warmSeconds, r.seconds),
   x(parses[i]!.firstSeconds, r.seconds),
+  `${jsRuns[i]!.seconds.toFixed(2)} (${x(parses[i]!.warmSeconds, jsRuns[i]!.seconds)})`,
   r.uploadSeconds.toFixed(2),
   String(timings(r).processMs ?? "?"),
   String(timings(r).queuedMs ?? "?"),
@@ -148,13 +188,15 @@ Load average (1, 5, 15 min) when the run started: ${loadBefore}; when it ended: 
 Input: generated CSV, ${fmt(rows)} rows x 10 columns (${(bytes / 1e6).toFixed(1)} MB). End to end = from the start of the
 upload (curl -F, streamed) until the tRPC subscription \`runs.onUpdate\` (SSE, opened before the uploads) reports the run \`completed\`: upload, parse, map with 9 transforms
 (integer, uppercase, trim, lowercase, number, boolean, date), validate with ajv, write the processed JSON (${fmt(fresh.metadata?.output?.size ?? 0)} bytes).
-${ROUNDS} alternating rounds on one fresh service: papaparse parse-only in its own process, ${BASELINE_PASSES} passes over the file
+${ROUNDS} alternating rounds: papaparse parse-only in its own process, ${BASELINE_PASSES} passes over the file
 (its first pass, and the median of the other ${BASELINE_PASSES - 1}: its steady state, with its code compiled and its heap's pages
-in use), then the file sent to the service once. Round 1's run also starts the worker threads and compiles the row code;
-the later rounds find them ready.
+in use), then the file sent once to the service, then once to a second service started with \`FPS_ENGINE_NATIVE=0\`
+(the same code with its JavaScript row loop only, what results before the native row loop measured). Both services are fresh
+at round 1, whose runs also start the worker threads and compile the row code; the later rounds find them ready.
+The two services wrote the same processed file (sha256 of round 1's, fetched through the files API): ${sameOutput ? "yes" : "no"}.
 
 ${table(
-  ["round", "papaparse s, first pass", "papaparse s, warm", "service s", "service vs warm papaparse", "vs first pass", "upload s", "processMs", "queuedMs", "read while arriving"],
+  ["round", "papaparse s, first pass", "papaparse s, warm", "service s", "service vs warm papaparse", "vs first pass", "JavaScript row loop only: s (vs warm papaparse)", "upload s", "processMs", "queuedMs", "read while arriving"],
   roundRows,
 )}
 
@@ -165,6 +207,7 @@ ${table(
 | papaparse parse-only, first pass of a fresh process, median | ${firstMedian.toFixed(2)} | ${fmt(rows / firstMedian)} | |
 | service end to end, round 1 (fresh service) | ${fresh.seconds.toFixed(2)} | ${fmt(fresh.rowsPerSecond)} | ${x(parseMedian, fresh.seconds)} (${x(firstMedian, fresh.seconds)} of papaparse's first pass) |
 | service end to end, median of rounds 2-${ROUNDS} (workers ready) | ${warmMedian.toFixed(2)} | ${fmt(rows / warmMedian)} | **${x(parseMedian, warmMedian)}** (${x(fastestWarm, warmMedian)} of the fastest; ${x(firstMedian, warmMedian)} of papaparse's first pass) |
+| the same with the JavaScript row loop only (\`FPS_ENGINE_NATIVE=0\`), median of rounds 2-${ROUNDS} | ${jsMedian.toFixed(2)} | ${fmt(rows / jsMedian)} | ${x(parseMedian, jsMedian)} |
 
 Target (issue 6): end to end at least 0.5x the parse-only rows/s, judged steady state against steady state: the median of
 the service's warm rounds against the median warm papaparse of the same rounds. (Results before 2026-11-25 compared against

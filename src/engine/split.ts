@@ -177,7 +177,9 @@ export async function processStripe(req: ProcessRequest, store: ObjectStore, tas
       const columns = header.fields!.columns();
       const quote = req.mappings.options.quote ?? '"';
       const plan = nativePlan({ fieldMappings, schema: req.schema.definition, columns, delimiter: task.plan.delimiter!, quote, newline: task.plan.newline });
-      const bytes = plan ? await readRange(req, store, task.source, task.start, task.end) : null;
+      const stored = plan && task.source.kind === "store" ? await readStoreRange(req, store, task.source, task.start, task.end) : null;
+      // From here to the end of nativeRows nothing awaits: the file's bytes stay in `scratch` until it is done.
+      const bytes = plan && task.source.kind === "fd" ? readFdRange(task.source.fd, task.start, task.end) : stored;
       // Text that is not UTF-8 fails the file: the JavaScript reader says where.
       if (plan && bytes && isUtf8(bytes)) {
         input = { format: header.summary.format, encoding: header.summary.encoding, gzip: header.summary.gzip };
@@ -219,17 +221,29 @@ export async function processStripe(req: ProcessRequest, store: ObjectStore, tas
   }
 }
 
-/** Bytes [start, end) of the original in one buffer (a stripe: a few MiB). */
-async function readRange(req: ProcessRequest, store: ObjectStore, source: StripeSource, start: number, end: number): Promise<Uint8Array> {
-  if (source.kind === "fd") {
-    const buf = new Uint8Array(end - start);
-    for (let got = 0; got < buf.byteLength; ) {
-      const n = readSync(source.fd, buf, got, buf.byteLength - got, start + got);
-      if (n === 0) throw new Error(`the original ended at byte ${start + got}, before the ${end} bytes it was to have`);
-      got += n;
-    }
-    return buf;
+/**
+ * The buffer a stripe's bytes are read into from a file, reused: it is read
+ * synchronously and the native loop is done with it before anything else
+ * runs on this thread (stripes in one thread may interleave at awaits).
+ */
+let scratch = new Uint8Array(0);
+/** Larger ranges (stripes merged after a cut inside a quoted field) get a buffer of their own, so a thread never keeps one. */
+const MAX_SCRATCH = 8 * 1024 * 1024;
+
+function readFdRange(fd: number, start: number, end: number): Uint8Array {
+  const size = end - start;
+  if (scratch.byteLength < size && size <= MAX_SCRATCH) scratch = new Uint8Array(size);
+  const buf = size <= MAX_SCRATCH ? scratch.subarray(0, size) : new Uint8Array(size);
+  for (let got = 0; got < buf.byteLength; ) {
+    const n = readSync(fd, buf, got, buf.byteLength - got, start + got);
+    if (n === 0) throw new Error(`the original ended at byte ${start + got}, before the ${end} bytes it was to have`);
+    got += n;
   }
+  return buf;
+}
+
+/** Bytes [start, end) of the stored original in one new buffer (a stripe: a few MiB). */
+async function readStoreRange(req: ProcessRequest, store: ObjectStore, source: StripeSource, start: number, end: number): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
   for await (const c of sourceBytes(req, store, source, start, end)) parts.push(c);
   return parts.length === 1 ? parts[0]! : new Uint8Array(Buffer.concat(parts));
