@@ -32,7 +32,9 @@ function prng(seed: number) {
 const NUMBERS = ["0", "12", "007", "12.50", ".5", "5.", ".", "1e3", "-4", "+4", " 12", "12 ", "123456789012345", "1234567890123456", "0.0000001", "0.000001", "0.0000015", "0.00000", "1.2.3", "9007199254740993", "99.999", "1000000", "3.14159265358979", "00.010", "42"];
 const BOOLEANS = ["true", "false", "yes", "no", "1", "0", "y", "n", "TRUE", " yes", "Yes", "maybe"];
 const DATES = ["2024-02-29", "2023-02-29", "2024-13-01", "2024-1-01", "2024-01-01T10:00:00Z", " 2024-01-01", "2000-12-31", "1900-02-29", "2024-04-31"];
-const TEXTS = ["hello", "  padded  ", "\u00a0nbsp\u00a0", "tab\t", "ÄÖü", "straße", "日本", "emoji 😀", "a\\b", 'say "hi"', "x,y", "x;y", "line\nbreak", "cr\rhere", "\u0001ctrl", "\u007f", "\ufeffbom", "", " ", "MiXeD", "ab", "abcdef", "red", "green", "\u2028sep", "é", "\u3000wide\u3000"];
+const TEXTS = ["hello", "  padded  ", "\u00a0nbsp\u00a0", "tab\t", "ÄÖü", "straße", "日本", "emoji 😀", "a\\b", 'say "hi"', "x,y", "x;y", "line\nbreak", "cr\rhere", "\u0001ctrl", "\u007f", "\ufeffbom", "", " ", "MiXeD", "ab", "abcdef", "red", "green", "\u2028sep", "é", "\u3000wide\u3000",
+  // Longer than a word (the C code reads eight bytes at a time).
+  "a rather long value, with a comma", 'long text with "quotes" inside it', "ünïcödé text longer than eight", "tabs\tand\ttabs in a long text", "0123456789abcdef\u0001", "  long text padded both ends  "];
 const RAW = [Buffer.from([0xff]), Buffer.from([0xc3]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xe0, 0x80, 0x80]), Buffer.from([0xf4, 0x90, 0x80, 0x80])];
 
 /** One field as a writer of CSV would put it, now and then quoted when it need not be, or malformed. */
@@ -55,7 +57,7 @@ function file(r: ReturnType<typeof prng>, rows: number, delimiter: string, newli
   // Values every config takes, per column; the pools' odd ones at a rate of the file's.
   const good = [
     () => String(1 + r.int(99_999)).padStart(r.int(3) === 0 ? 6 : 1, "0"),
-    () => r.pick(["red", "green", "ab", 'say "hi"', " red ", "x,y", "Zed", "Ünï"]),
+    () => r.pick(["red", "green", "ab", 'say "hi"', " red ", "x,y", "Zed", "Ünï", "a longer name, for once", "longer than eight bytes"]),
     () => `${r.int(999)}${r.int(2) === 0 ? "" : `.${r.int(1000)}`}`.replace(/^0$/, "1"),
     () => r.pick(["true", "false", "true", "false", "yes"]),
     () => `20${10 + r.int(20)}-0${1 + r.int(9)}-${10 + r.int(18)}`,

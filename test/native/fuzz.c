@@ -20,7 +20,10 @@ static uint32_t rnd(void) {
 }
 
 static const char *ALPHABET[] = {",", ",", "\"", "\"\"", "\n", "\r\n", "\r", "\t", " ", "a", "Z", "0", "1", "12", ".", "5.25", "-", "2024-02-29", "true",
-                                 "yes", "\x01", "\\", "\xc3\xa9", "\xe2\x80\xa8", "\xf0\x9f\x98\x80", "\xff", "\xc3", "\xed\xa0\x80", "red", "0.0000001"};
+                                 "yes", "\x01", "\\", "\xc3\xa9", "\xe2\x80\xa8", "\xf0\x9f\x98\x80", "\xff", "\xc3", "\xed\xa0\x80", "red", "0.0000001",
+                                 /* longer than a word (the loop reads eight bytes at a time) */
+                                 "a plain value longer than a word", "0123456789abcdef\x01tail", "quote\"\"inside a long one", "\xc3\xa9t\xc3\xa9 long text here",
+                                 "tabs\tand,commas in one long text"};
 
 #define FIELDS 4
 #define TARGETS 6
@@ -63,7 +66,7 @@ int main(int argc, char **argv) {
     int32_t len = 0, cap = 1 + (int32_t)(rnd() % 2048);
     char text[8192];
     /* Rows of values each column takes, with junk from ALPHABET mixed in at a rate of the input's. */
-    static const char *GOOD[FIELDS][3] = {{"12", "7", "100"}, {"red", " red ", "ab"}, {"5.25", "12", "999.5"}, {"yes", "true", "n"}};
+    static const char *GOOD[FIELDS][3] = {{"12", "7", "100"}, {"red", " red ", "a longer text than eight"}, {"5.25", "12", "999.5"}, {"yes", "true", "n"}};
     const uint32_t junk = rnd() % 5;
     int rows_in = (int)(rnd() % 40);
     for (int r = 0; r < rows_in && len < 7000; r++) {

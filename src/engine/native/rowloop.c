@@ -54,6 +54,20 @@ static const char HEX[] = "0123456789abcdef";
 
 static inline int is_ws(uint8_t c) { return c == 32 || (c >= 9 && c <= 13); }
 
+/* Eight bytes at a time (SWAR): whether a word holds a byte equal to b, below 0x20, or with its high bit set. Exact as booleans. */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+static inline uint64_t load8(const uint8_t *p) {
+  uint64_t x;
+  memcpy(&x, p, 8);
+  return x;
+}
+static inline uint64_t has_zero(uint64_t v) { return (v - ONES) & ~v & HIGHS; }
+static inline uint64_t has_byte(uint64_t x, uint8_t b) { return has_zero(x ^ (ONES * b)); }
+static inline uint64_t has_below_20(uint64_t x) { return (x - ONES * 0x20) & ~x & HIGHS; }
+/* A word JSON.stringify copies as it is: no control character, quote, backslash or non-ASCII byte. */
+static inline int plain8(uint64_t x) { return !(has_below_20(x) | has_byte(x, '"') | has_byte(x, '\\') | (x & HIGHS)); }
+
 /* 0: holds ASCII other than white space; 1: only ASCII white space (or nothing); 2: white space and non-ASCII bytes. */
 static int blankness(const uint8_t *in, int32_t s, int32_t e) {
   int r = 1;
@@ -111,6 +125,12 @@ static int tokenize(const uint8_t *in, int32_t pos, int32_t end, const int32_t *
       return -1;
     }
     int32_t s = p;
+    /* Whole words without the delimiter or a line feed first. */
+    while (p + 8 <= end) {
+      uint64_t x = load8(in + p);
+      if (has_byte(x, delim) | has_byte(x, '\n')) break;
+      p += 8;
+    }
     for (; p < end; p++) {
       uint8_t c = in[p];
       if (c == delim) break;
@@ -164,6 +184,17 @@ static int32_t put_string(uint8_t *o, const uint8_t *in, int32_t s, int32_t e, i
   uint8_t *w = o;
   *w++ = '"';
   for (int32_t i = s; i < e; i++) {
+    /* Runs of eight bytes copied as they are (no case change, no doubled quote in them). */
+    if (!kase) {
+      while (i + 8 <= e) {
+        uint64_t x = load8(in + i);
+        if (!plain8(x) || (esc && has_byte(x, quote))) break;
+        memcpy(w, &x, 8);
+        w += 8;
+        i += 8;
+      }
+      if (i >= e) break;
+    }
     uint8_t c = in[i];
     if (c >= 0x80) {
       if (kase) return -1;
