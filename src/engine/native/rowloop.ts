@@ -65,15 +65,20 @@ export function rowLoop(): RowLoop | null {
   if (process.env.FPS_ENGINE_NATIVE === "0") return null;
   if (loaded !== undefined) return loaded;
   loaded = null;
+  if (!existsSync(LIBRARY_PATH)) return loaded;
   // A library older than its source was built from other code: never run it (`npm run build:native` rebuilds it).
-  if (!existsSync(LIBRARY_PATH) || statSync(LIBRARY_PATH).mtimeMs < statSync(SOURCE_PATH).mtimeMs) return loaded;
+  if (statSync(LIBRARY_PATH).mtimeMs < statSync(SOURCE_PATH).mtimeMs) {
+    console.warn(`${LIBRARY_PATH} is older than ${SOURCE_PATH}: the engine reads every file in JavaScript until \`npm run build:native\` rebuilds it`);
+    return loaded;
+  }
   try {
     const lib = dlopen(LIBRARY_PATH, {
       fps_rows: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
     });
     const fn = lib.symbols.fps_rows;
     loaded = { rows: (input, out, io, p) => fn(input, out, io, p.plan, p.bytes, p.nums) };
-  } catch {
+  } catch (e) {
+    console.warn(`${LIBRARY_PATH} cannot be loaded (${e instanceof Error ? e.message : String(e)}): the engine reads every file in JavaScript`);
     loaded = null;
   }
   return loaded;
