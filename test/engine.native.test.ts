@@ -43,6 +43,8 @@ function field(r: ReturnType<typeof prng>, value: string, delimiter: string, odd
   if (odd.raw && roll < 0.01) return Buffer.concat([Buffer.from(value), r.pick(RAW)]);
   if (odd.quotes && roll < 0.02) return Buffer.from(`ab"c${value}`);
   if (odd.quotes && roll < 0.025) return Buffer.from(`"ab"c`);
+  // A lone CR or LF outside quotes: text in a CRLF file, a line end (LF) or text (CR) in an LF one.
+  if (odd.quotes && roll < 0.03) return Buffer.from(r.pick(["x\ry", "x\ny", "\r", "\n", "x\r"]));
   const needs = value.includes(delimiter) || value.includes('"') || value.includes("\n") || value.includes("\r");
   if (needs || roll < 0.15) return Buffer.from(`"${value.replaceAll('"', '""')}"`);
   return Buffer.from(value);
