@@ -172,9 +172,8 @@ export async function processStripe(req: ProcessRequest, store: ObjectStore, tas
 
     const loop = task.plan.format === "ndjson" ? null : rowLoop();
     if (loop) {
-      const header = await openInput(sourceBytes(req, store, task.source, 0, task.plan.prefixEnd), stripeParseOptions(req, task.plan));
-      for await (const _ of header.fieldBatches!);
-      const columns = header.fields!.columns();
+      const header = await headerOf(req, store, task);
+      const columns = header.columns;
       const quote = req.mappings.options.quote ?? '"';
       const plan = nativePlan({ fieldMappings, schema: req.schema.definition, columns, delimiter: task.plan.delimiter!, quote, newline: task.plan.newline });
       const stored = plan && task.source.kind === "store" ? await readStoreRange(req, store, task.source, task.start, task.end) : null;
@@ -182,7 +181,7 @@ export async function processStripe(req: ProcessRequest, store: ObjectStore, tas
       const bytes = plan && task.source.kind === "fd" ? readFdRange(task.source.fd, task.start, task.end) : stored;
       // Text that is not UTF-8 fails the file: the JavaScript reader says where.
       if (plan && bytes && isUtf8(bytes)) {
-        input = { format: header.summary.format, encoding: header.summary.encoding, gzip: header.summary.gzip };
+        input = header.input;
         const run = { loop, plan, bytes, columns, quote, mapping, validator, policy, maxInvalidRows: validations.maxInvalidRows, counts, errors, rejectWriter, rejects: addRejects, out, wrote };
         const end = nativeRows(run);
         if (end.stop !== null) return stopped(end.stop);
@@ -219,6 +218,26 @@ export async function processStripe(req: ProcessRequest, store: ObjectStore, tas
   } catch (e) {
     return stopped(e instanceof Error ? e.message : String(e), e instanceof UnclosedQuoteError);
   }
+}
+
+interface Header {
+  columns: readonly string[];
+  input: StripeResult["input"];
+}
+/** The header record of the files this thread reads in stripes, by original and plan: read once a file, not once a stripe. */
+const headers = new Map<string, Header>();
+
+/** The file's columns as the JavaScript reader names them (the stripe's header record read by it), and what it found. */
+async function headerOf(req: ProcessRequest, store: ObjectStore, task: StripeTask): Promise<Header> {
+  const key = JSON.stringify([req.storage, req.originalKey, task.plan]);
+  const hit = headers.get(key);
+  if (hit) return hit;
+  const read = await openInput(sourceBytes(req, store, task.source, 0, task.plan.prefixEnd), stripeParseOptions(req, task.plan));
+  for await (const _ of read.fieldBatches!);
+  const header: Header = { columns: read.fields!.columns(), input: { format: read.summary.format, encoding: read.summary.encoding, gzip: read.summary.gzip } };
+  if (headers.size >= 8) headers.delete(headers.keys().next().value!);
+  headers.set(key, header);
+  return header;
 }
 
 /**
