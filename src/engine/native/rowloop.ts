@@ -17,6 +17,8 @@ import { FAIL, TRANSFORM_FNS } from "../transforms";
 export const LIBRARY_PATH = fileURLToPath(new URL("../../../build/native/librowloop.so", import.meta.url));
 const SOURCE_PATH = fileURLToPath(new URL("./rowloop.c", import.meta.url));
 
+// The statuses and the layouts of io[], plan[] and nums[] are rowloop.c's enums: the two files change together
+// (test/engine.native.test.ts fails on any mismatch).
 export const ST_END = 0;
 export const ST_FULL = 1;
 export const ST_FALLBACK = 2;
