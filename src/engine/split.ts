@@ -118,9 +118,14 @@ async function* sourceBytes(req: ProcessRequest, store: ObjectStore, source: Str
 const READ_CHUNK = 256 * 1024;
 
 /** The first bytes of the original, for planSplit. */
-export async function readHead(req: ProcessRequest, store: ObjectStore, source: StripeSource, size: number): Promise<Uint8Array> {
+export function readHead(req: ProcessRequest, store: ObjectStore, source: StripeSource, size: number): Promise<Uint8Array> {
+  return readBytes(req, store, source, 0, Math.min(size, HEAD_BYTES));
+}
+
+/** Bytes [start, end) of the original in one new buffer (the head, or a stored stripe: a few MiB). */
+async function readBytes(req: ProcessRequest, store: ObjectStore, source: StripeSource, start: number, end: number): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
-  for await (const c of sourceBytes(req, store, source, 0, Math.min(size, HEAD_BYTES))) parts.push(c);
+  for await (const c of sourceBytes(req, store, source, start, end)) parts.push(c);
   return parts.length === 1 ? parts[0]! : new Uint8Array(Buffer.concat(parts));
 }
 
@@ -176,7 +181,7 @@ export async function processStripe(req: ProcessRequest, store: ObjectStore, tas
       const columns = header.columns;
       const quote = req.mappings.options.quote ?? '"';
       const plan = nativePlan({ fieldMappings, schema: req.schema.definition, columns, delimiter: task.plan.delimiter!, quote, newline: task.plan.newline });
-      const stored = plan && task.source.kind === "store" ? await readStoreRange(req, store, task.source, task.start, task.end) : null;
+      const stored = plan && task.source.kind === "store" ? await readBytes(req, store, task.source, task.start, task.end) : null;
       // From here to the end of nativeRows nothing awaits: the file's bytes stay in `scratch` until it is done.
       const bytes = plan && task.source.kind === "fd" ? readFdRange(task.source.fd, task.start, task.end) : stored;
       // Text that is not UTF-8 fails the file: the JavaScript reader says where.
@@ -261,9 +266,3 @@ function readFdRange(fd: number, start: number, end: number): Uint8Array {
   return buf;
 }
 
-/** Bytes [start, end) of the stored original in one new buffer (a stripe: a few MiB). */
-async function readStoreRange(req: ProcessRequest, store: ObjectStore, source: StripeSource, start: number, end: number): Promise<Uint8Array> {
-  const parts: Uint8Array[] = [];
-  for await (const c of sourceBytes(req, store, source, start, end)) parts.push(c);
-  return parts.length === 1 ? parts[0]! : new Uint8Array(Buffer.concat(parts));
-}

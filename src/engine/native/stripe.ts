@@ -44,7 +44,7 @@ export interface NativeStripeEnd {
 const FALLBACK_FLOOR = 64;
 const FALLBACK_SHARE = 8;
 
-/** Rows this thread's stripes had written natively, handed back to JavaScript, and stripes left to the JavaScript reader part way (tests and traces). */
+/** Rows this thread's stripes had written natively, handed back to JavaScript, and stripes left to the JavaScript reader part way (the tests read these). */
 export const nativeStats = { rows: 0, handedBack: 0, leftPartWay: 0 };
 
 // Field text as the stream decoder gives it: invalid bytes replaced, a byte-order mark inside the file kept.
