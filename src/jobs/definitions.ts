@@ -10,15 +10,20 @@ import { giveUpHostedArrival, HOSTED_ARRIVAL_JOB, HostedArrivalPayload, handleHo
 import { pollConnection, SFTP_POLL_ALL_JOB, SFTP_POLL_JOB, SftpPollPayload, schedulePolls } from "../services/sftp-poll";
 import type { CronSpec, JobDefinition } from "./port";
 
+/** A job's `parse`: its payload checked against its shape (old jobs outlive code); a bad one is an error naming the job. */
+function payloadOf<T>(job: string, shape: { safeParse(p: unknown): { success: true; data: T } | { success: false; error: { issues: Parameters<typeof formatIssues>[0] } } }) {
+  return (payload: unknown): T => {
+    const r = shape.safeParse(payload);
+    if (!r.success) throw new Error(`${job}: bad payload: ${formatIssues(r.error.issues)}`);
+    return r.data;
+  };
+}
+
 /** Processes one run: parse, map, validate, write (src/services/runs/process-run.ts). */
 export function processRunJob(svc: ServiceContext): JobDefinition<ProcessRunPayload> {
   return {
     name: RUN_JOB,
-    parse(payload) {
-      const r = ProcessRunPayload.safeParse(payload);
-      if (!r.success) throw new Error(`${RUN_JOB}: bad payload: ${formatIssues(r.error.issues)}`);
-      return r.data;
-    },
+    parse: payloadOf(RUN_JOB, ProcessRunPayload),
     async handle(payload, job) {
       await processRun(svc, { runId: payload.runId, attempt: payload.attempt, signal: job.signal });
     },
@@ -32,11 +37,7 @@ export function processRunJob(svc: ServiceContext): JobDefinition<ProcessRunPayl
 export function runEventJob(svc: ServiceContext): JobDefinition<RunEventPayload> {
   return {
     name: RUN_EVENT_JOB,
-    parse(payload) {
-      const r = RunEventPayload.safeParse(payload);
-      if (!r.success) throw new Error(`${RUN_EVENT_JOB}: bad payload: ${formatIssues(r.error.issues)}`);
-      return r.data;
-    },
+    parse: payloadOf(RUN_EVENT_JOB, RunEventPayload),
     async handle(payload) {
       await dispatchRunEvent(svc, payload);
     },
@@ -50,11 +51,7 @@ export function runEventJob(svc: ServiceContext): JobDefinition<RunEventPayload>
 export function webhookDeliveryJob(svc: ServiceContext): JobDefinition<DeliveryPayload> {
   return {
     name: WEBHOOK_DELIVERY_JOB,
-    parse(payload) {
-      const r = DeliveryPayload.safeParse(payload);
-      if (!r.success) throw new Error(`${WEBHOOK_DELIVERY_JOB}: bad payload: ${formatIssues(r.error.issues)}`);
-      return r.data;
-    },
+    parse: payloadOf(WEBHOOK_DELIVERY_JOB, DeliveryPayload),
     async handle(payload, job) {
       await deliverWebhook(svc, payload, job.signal);
     },
@@ -65,11 +62,7 @@ export function webhookDeliveryJob(svc: ServiceContext): JobDefinition<DeliveryP
 export function hostedArrivalJob(svc: ServiceContext): JobDefinition<HostedArrivalPayload> {
   return {
     name: HOSTED_ARRIVAL_JOB,
-    parse(payload) {
-      const r = HostedArrivalPayload.safeParse(payload);
-      if (!r.success) throw new Error(`${HOSTED_ARRIVAL_JOB}: bad payload: ${formatIssues(r.error.issues)}`);
-      return r.data;
-    },
+    parse: payloadOf(HOSTED_ARRIVAL_JOB, HostedArrivalPayload),
     async handle(payload) {
       await handleHostedArrival(svc, payload);
     },
@@ -89,11 +82,7 @@ export function notifySendJob(svc: ServiceContext): JobDefinition<SendPayload> {
   reportNotifyChannels(svc);
   return {
     name: NOTIFY_SEND_JOB,
-    parse(payload) {
-      const r = SendPayload.safeParse(payload);
-      if (!r.success) throw new Error(`${NOTIFY_SEND_JOB}: bad payload: ${formatIssues(r.error.issues)}`);
-      return r.data;
-    },
+    parse: payloadOf(NOTIFY_SEND_JOB, SendPayload),
     async handle(payload, job) {
       await deliverSend(svc, payload, job);
     },
@@ -140,11 +129,7 @@ export function sftpPollAllJob(svc: ServiceContext): JobDefinition<null> {
 export function sftpPollJob(svc: ServiceContext): JobDefinition<SftpPollPayload> {
   return {
     name: SFTP_POLL_JOB,
-    parse(payload) {
-      const r = SftpPollPayload.safeParse(payload);
-      if (!r.success) throw new Error(`${SFTP_POLL_JOB}: bad payload: ${formatIssues(r.error.issues)}`);
-      return r.data;
-    },
+    parse: payloadOf(SFTP_POLL_JOB, SftpPollPayload),
     async handle(payload, job) {
       await pollConnection(svc, { ...payload, signal: job.signal });
     },

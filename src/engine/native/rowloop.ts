@@ -18,7 +18,7 @@ export const LIBRARY_PATH = fileURLToPath(new URL("../../../build/native/librowl
 const SOURCE_PATH = fileURLToPath(new URL("./rowloop.c", import.meta.url));
 
 // The statuses and the layouts of io[], plan[] and nums[] are rowloop.c's enums: the two files change together
-// (test/engine.native.test.ts fails on any mismatch).
+// (test/engine.native-enums.test.ts fails on any mismatch).
 export const ST_END = 0;
 export const ST_FULL = 1;
 export const ST_FALLBACK = 2;
@@ -36,8 +36,29 @@ export const IO_SKIPPED = 9;
 export const IO_FIELDS = 16;
 export const MAX_FIELDS = 1024;
 
+const P_WIDTH = 0;
+const P_DELIM = 1;
+const P_QUOTE = 2;
+const P_CRLF = 3;
+const P_TARGETS = 4;
+const P_FIXED = 5;
 const P_HEADER = 8;
+const T_KIND = 0;
+const T_FIELD = 1;
+const T_TRANSFORM = 2;
+const T_TYPE = 3;
+const T_FLAGS = 4;
+const T_KEY_OFF = 5;
+const T_KEY_LEN = 6;
+const T_STATIC_OFF = 7;
+const T_STATIC_LEN = 8;
+const T_MIN_LEN = 9;
+const T_MAX_LEN = 10;
+const T_ENUM_AT = 11;
+const T_ENUM_COUNT = 12;
 const PT_SIZE = 16;
+const K_SOURCED = 0;
+const K_STATIC = 1;
 const TRANSFORMS: Record<string, number> = { trim: 1, uppercase: 2, lowercase: 3, number: 4, integer: 5, boolean: 6, date: 7, string: 8 };
 const TYPES: Record<string, number> = { string: 1, number: 2, integer: 3, boolean: 4 };
 const F_REQUIRED = 1;
@@ -50,6 +71,19 @@ const F_MAX = 64;
 const F_EX_MIN = 128;
 const F_EX_MAX = 256;
 const F_ENUM = 512;
+
+/** Every constant shared with rowloop.c, by its name there (test/engine.native-enums.test.ts compiles the C file and compares). */
+export const SHARED_CONSTANTS: Readonly<Record<string, number>> = {
+  ST_END, ST_FULL, ST_FALLBACK, ST_BAIL,
+  IO_POS, IO_END, IO_OUT, IO_OUTCAP, IO_ROWS, IO_WROTE, IO_STATUS, IO_NF, IO_ROWEND, IO_SKIPPED, IO_FIELDS, MAX_FIELDS,
+  P_WIDTH, P_DELIM, P_QUOTE, P_CRLF, P_TARGETS, P_FIXED, P_HEADER,
+  T_KIND, T_FIELD, T_TRANSFORM, T_TYPE, T_FLAGS, T_KEY_OFF, T_KEY_LEN, T_STATIC_OFF, T_STATIC_LEN, T_MIN_LEN, T_MAX_LEN, T_ENUM_AT, T_ENUM_COUNT, PT_SIZE,
+  K_SOURCED, K_STATIC,
+  X_NONE: 0, X_TRIM: TRANSFORMS.trim!, X_UPPER: TRANSFORMS.uppercase!, X_LOWER: TRANSFORMS.lowercase!, X_NUMBER: TRANSFORMS.number!,
+  X_INTEGER: TRANSFORMS.integer!, X_BOOLEAN: TRANSFORMS.boolean!, X_DATE: TRANSFORMS.date!, X_STRING: TRANSFORMS.string!,
+  Y_ANY: 0, Y_STRING: TYPES.string!, Y_NUMBER: TYPES.number!, Y_INTEGER: TYPES.integer!, Y_BOOLEAN: TYPES.boolean!,
+  F_REQUIRED, F_DEFAULT, F_FORMAT_DATE, F_MIN_LEN, F_MAX_LEN, F_MIN, F_MAX, F_EX_MIN, F_EX_MAX, F_ENUM,
+};
 
 export interface RowLoop {
   /** Rows of `input` from io[IO_POS] to io[IO_END] into `out`; answers the status (ST_*), details in `io`. */
@@ -131,7 +165,7 @@ export function nativePlan(input: NativePlanInput): NativePlan | null {
 
 interface Target {
   target: string;
-  kind: 0 | 1;
+  kind: typeof K_SOURCED | typeof K_STATIC;
   field: number;
   transform: number;
   staticJson: string;
@@ -170,7 +204,7 @@ function compilePlan(input: NativePlanInput): NativePlan | null {
         if (r === FAIL) return null;
         v = r === "" ? undefined : r;
       }
-      targets.push({ target: m.target, kind: 1, field: -1, transform: 0, staticJson: v === undefined ? "" : JSON.stringify(v) });
+      targets.push({ target: m.target, kind: K_STATIC, field: -1, transform: 0, staticJson: v === undefined ? "" : JSON.stringify(v) });
       const prop = Object.hasOwn(properties, m.target) ? properties[m.target] : undefined;
       // Absent from every row while required or defaulted: every row would go to JavaScript.
       if (v === undefined ? required.includes(m.target) || (isObject(prop) && "default" in prop) : !staticFits(v, prop)) return null;
@@ -178,7 +212,7 @@ function compilePlan(input: NativePlanInput): NativePlan | null {
       const field = at.get(m.source) ?? -1;
       const prop = Object.hasOwn(properties, m.target) ? properties[m.target] : undefined;
       if (field < 0 && (required.includes(m.target) || (isObject(prop) && "default" in prop))) return null;
-      targets.push({ target: m.target, kind: 0, field, transform, staticJson: "" });
+      targets.push({ target: m.target, kind: K_SOURCED, field, transform, staticJson: "" });
     }
   }
   const isTarget = new Set(targets.map((t) => t.target));
@@ -201,23 +235,23 @@ function compilePlan(input: NativePlanInput): NativePlan | null {
   const plan = new Int32Array(P_HEADER + targets.length * PT_SIZE);
   const nums = new Float64Array(targets.length * 4);
   let fixed = 2;
-  plan[0] = columns.length;
-  plan[1] = delimiter.charCodeAt(0);
-  plan[2] = quote.charCodeAt(0);
-  plan[3] = newline === "\r\n" ? 1 : 0;
-  plan[4] = targets.length;
+  plan[P_WIDTH] = columns.length;
+  plan[P_DELIM] = delimiter.charCodeAt(0);
+  plan[P_QUOTE] = quote.charCodeAt(0);
+  plan[P_CRLF] = newline === "\r\n" ? 1 : 0;
+  plan[P_TARGETS] = targets.length;
   for (let t = 0; t < targets.length; t++) {
     const tg = targets[t]!;
     const T = P_HEADER + t * PT_SIZE;
     const [keyOff, keyLen] = put(`${JSON.stringify(tg.target)}:`);
     const [staticOff, staticLen] = tg.staticJson ? put(tg.staticJson) : [0, 0];
-    plan[T] = tg.kind;
-    plan[T + 1] = tg.field;
-    plan[T + 2] = tg.transform;
-    plan[T + 5] = keyOff;
-    plan[T + 6] = keyLen;
-    plan[T + 7] = staticOff;
-    plan[T + 8] = staticLen;
+    plan[T + T_KIND] = tg.kind;
+    plan[T + T_FIELD] = tg.field;
+    plan[T + T_TRANSFORM] = tg.transform;
+    plan[T + T_KEY_OFF] = keyOff;
+    plan[T + T_KEY_LEN] = keyLen;
+    plan[T + T_STATIC_OFF] = staticOff;
+    plan[T + T_STATIC_LEN] = staticLen;
     fixed += 1 + keyLen + Math.max(staticLen, 24);
     let flags = required.includes(tg.target) ? F_REQUIRED : 0;
     const prop = Object.hasOwn(properties, tg.target) ? properties[tg.target] : undefined;
@@ -225,7 +259,7 @@ function compilePlan(input: NativePlanInput): NativePlan | null {
       if (!isObject(prop) || !Object.keys(prop).every((k) => PROPERTY_KEYS.has(k))) return null;
       const type = prop.type === undefined ? 0 : TYPES[prop.type as string];
       if (type === undefined) return null;
-      plan[T + 3] = type;
+      plan[T + T_TYPE] = type;
       // A value the transform makes that the type never takes (a number under `string`...): every row would go to JavaScript.
       const made = tg.transform === 4 || tg.transform === 5 ? "number" : tg.transform === 6 ? "boolean" : "string";
       if ((made === "number" && (type === 1 || type === 4)) || (made === "boolean" && type !== 0 && type !== 4)) return null;
@@ -233,12 +267,12 @@ function compilePlan(input: NativePlanInput): NativePlan | null {
       if (prop.minLength !== undefined) {
         if (!isCount(prop.minLength)) return null;
         flags |= F_MIN_LEN;
-        plan[T + 9] = Math.min(prop.minLength as number, 2 ** 31 - 1);
+        plan[T + T_MIN_LEN] = Math.min(prop.minLength as number, 2 ** 31 - 1);
       }
       if (prop.maxLength !== undefined) {
         if (!isCount(prop.maxLength)) return null;
         flags |= F_MAX_LEN;
-        plan[T + 10] = Math.min(prop.maxLength as number, 2 ** 31 - 1);
+        plan[T + T_MAX_LEN] = Math.min(prop.maxLength as number, 2 ** 31 - 1);
       }
       const bounds: [string, number][] = [["minimum", F_MIN], ["maximum", F_MAX], ["exclusiveMinimum", F_EX_MIN], ["exclusiveMaximum", F_EX_MAX]];
       for (let b = 0; b < bounds.length; b++) {
@@ -258,20 +292,20 @@ function compilePlan(input: NativePlanInput): NativePlan | null {
         if (!Array.isArray(prop.enum) || prop.enum.length === 0 || !prop.enum.every((e) => typeof e === "string") || tg.transform === 2 || tg.transform === 3) return null;
         flags |= F_ENUM;
         enumPlace.push(T);
-        plan[T + 12] = prop.enum.length;
+        plan[T + T_ENUM_COUNT] = prop.enum.length;
         const first = enums.length;
         for (const e of prop.enum as string[]) enums.push(...put(e));
-        plan[T + 11] = first;
+        plan[T + T_ENUM_AT] = first;
       }
     }
-    plan[T + 4] = flags;
+    plan[T + T_FLAGS] = flags;
   }
-  plan[5] = fixed;
+  plan[P_FIXED] = fixed;
   // The enum table follows the targets; its entries' places are offsets into the whole plan.
   const whole = new Int32Array(plan.length + enums.length);
   whole.set(plan);
   whole.set(enums, plan.length);
-  for (const T of enumPlace) whole[T + 11] = whole[T + 11]! + plan.length;
+  for (const T of enumPlace) whole[T + T_ENUM_AT] = whole[T + T_ENUM_AT]! + plan.length;
   const bytes = new Uint8Array(Math.max(1, size));
   let off = 0;
   for (const c of chunks) {

@@ -33,35 +33,6 @@ export async function testConnection(ctx: ServiceContext, opts: CallOptions & { 
   const rec = await loadConnection(ctx, { workspaceId: opts.actor.workspaceId, id: opts.id });
   const { row, server } = rec;
   const checks: Check[] = [];
-  /** A folder the service writes to: created when missing (as deliveries and the poller would), then a probe file is written and removed. */
-async function writableFolder(s: SftpSession, name: string, folder: string, user: string): Promise<Check> {
-  const t0 = performance.now();
-  const ms = () => Math.round(performance.now() - t0);
-  const before = await s.stat(folder);
-  let created = false;
-  if (!before.ok && before.code === "not_found") {
-    const made = await s.mkdirp(folder);
-    if (!made.ok) return { name, status: "failed", message: `${folder} does not exist and cannot be created for ${user}: ${made.reason}`, durationMs: ms() };
-    created = true;
-  } else if (!before.ok) {
-    return { name, status: "failed", message: `${folder}: ${before.reason}`, durationMs: ms() };
-  } else if (before.value.type !== "directory") {
-    return { name, status: "failed", message: `${folder} is not a folder`, durationMs: ms() };
-  }
-  const { writable } = await s.checkFolder(folder, { write: true });
-  if (!writable || !writable.ok) {
-    return { name, status: "failed", message: `${folder} is not writable: ${writable && !writable.ok ? writable.reason : "unknown"}`, durationMs: ms() };
-  }
-  return {
-    name,
-    status: "passed",
-    message: `${folder} ${created ? "did not exist and was created; it " : ""}is writable (a probe file was written and removed)`,
-    durationMs: ms(),
-  };
-}
-
-const has = (v: unknown) => v != null;
-
   if (row.type === "EMAIL") {
     checks.push({ name: "inbound_address", status: "passed", message: `mail to ${row.emailInboundAddress} is routed to this connection` });
     checks.push({ name: "allowed_formats", status: "passed", message: `accepts ${(row.emailAllowedFormats ?? []).join(", ")} attachments` });

@@ -167,16 +167,16 @@ function contentType(given: string | undefined, filename: string): string {
 }
 
 /**
- * The upload's chunk buffers are garbage on this thread as soon as they are
+ * The body as chunks, cut off with an error once it passes `maxBytes`.
+ *
+ * Each chunk is counted towards the collections (`transferred`, `streamed`):
+ * the upload's buffers are garbage on this thread as soon as they are
  * written, but its collector runs late; with the engine's workers busy in
  * the same process (a file read while it arrives) that garbage added ~40 MiB
- * to the service's peak (306 MiB for a 255 MB upload), and the RSS watcher
- * (`transferred`, shared with the SFTP server) sees the workers' memory as
- * well. `streamed` (an eden collection every 16 MiB, every fourth one full)
- * keeps it at 275-280 MiB at no measurable cost (docs/decisions/engine.md,
- * "Memory").
+ * to the service's peak (306 MiB for a 255 MB upload). `streamed` (an eden
+ * collection every 16 MiB, every fourth one full) keeps it at 275-280 MiB at
+ * no measurable cost (docs/decisions/engine.md, "Performance").
  */
-/** The body as chunks, cut off with an error once it passes `maxBytes`. */
 async function* limited(body: RunBody, maxBytes: number, onTooLarge: () => void): AsyncGenerator<Uint8Array> {
   const chunks: AsyncIterable<Uint8Array> | Uint8Array[] =
     typeof body === "string" ? [new TextEncoder().encode(body)] : body instanceof Uint8Array ? [body] : (body as AsyncIterable<Uint8Array>);
