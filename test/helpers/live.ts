@@ -8,9 +8,9 @@ import type { Harness, TestWorkspace } from "./harness";
 import type { Reader } from "./events";
 
 /** The service on a real port, as src/main.ts serves it: HTTP plus graphql-ws on /graphql. */
-export function serve(h: Harness): Server<GraphqlSocketData> {
+export function serve(h: Harness, port = 0): Server<GraphqlSocketData> {
   return Bun.serve({
-    port: 0,
+    port,
     hostname: "127.0.0.1",
     ...createGraphqlWebSocket(h.svc, { maxJsonBodyBytes: 1024 * 1024 }).serve((request) => h.service.http.handle(request)),
   });
