@@ -1,23 +1,10 @@
 // The REST client (packages/client) against the real service on a real port: every helper a user calls.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createServer } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { createFpsClient, FpsError, type FpsClient, verifyWebhook } from "../packages/client/src/index";
 import { Harness, type TestWorkspace } from "./helpers/harness";
-import { serve } from "./helpers/live";
+import { freePort, serve } from "./helpers/live";
 import { createPipeline, ITEMS_CSV } from "./helpers/runs";
-
-/** A free port on loopback (the service's links must name it before it listens). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 let h: Harness;
 let ws: TestWorkspace;

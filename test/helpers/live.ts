@@ -1,4 +1,5 @@
 import type { Server } from "bun";
+import { createServer } from "node:net";
 import { createGraphqlWebSocket, type GraphqlSocketData } from "../../graphql/ws";
 import type { RunEvent } from "../../src/adapters/events/port";
 import type { RunStatus } from "../../src/domain/runs";
@@ -7,11 +8,25 @@ import { startRun } from "../../src/services/runs";
 import type { Harness, TestWorkspace } from "./harness";
 import type { Reader } from "./events";
 
+/** A free port on loopback (for a service whose links must name its port before it listens). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
 /** The service on a real port, as src/main.ts serves it: HTTP plus graphql-ws on /graphql. */
 export function serve(h: Harness, port = 0): Server<GraphqlSocketData> {
   return Bun.serve({
     port,
     hostname: "127.0.0.1",
+    // As src/main.ts: file uploads stream and may be large.
+    maxRequestBodySize: 8 * 1024 ** 3,
     ...createGraphqlWebSocket(h.svc, { maxJsonBodyBytes: 1024 * 1024 }).serve((request) => h.service.http.handle(request)),
   });
 }

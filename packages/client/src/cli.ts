@@ -5,7 +5,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { loadConfig, saveConfig } from "./config.js";
-import { createFpsClient, FpsError, type FpsClient, fileBlob, type PipelineRun } from "./node.js";
+import { createFpsClient, FpsError, type FpsClient, fileBlob, type PipelineRun, uploadRunFile } from "./node.js";
 import { parseCsv } from "./csv.js";
 
 type Flags = Record<string, string | boolean | string[] | undefined>;
@@ -115,8 +115,7 @@ const COMMANDS: Record<string, Command> = {
     async run({ args, flags, out }) {
       need(args, 2, this.usage);
       const fps = client();
-      const file = await fileBlob(args[1]!);
-      const run = await fps.uploadRun(args[0]!, file, { onProgress: progress(out) });
+      const run = await uploadRunFile(fps, args[0]!, args[1]!, { onProgress: progress(out) });
       out.note(`${run.id}: ${run.status}`);
       if (flags["no-follow"]) return out.result(run, () => runLine(run));
       return follow(fps, run, out);

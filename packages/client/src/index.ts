@@ -19,6 +19,9 @@ export function createFpsClient(opts: FpsClientOptions) {
     api: core.api,
     baseUrl: core.baseUrl,
     version: core.version,
+    /** The headers every call carries (key, version), for requests made by hand. */
+    headers: core.headers,
+    retry: core.retry,
     /** Every item of a list route, page after page (page, offset or cursor style). */
     paginate: <P extends ListPath>(path: P, params?: Parameters<typeof paginate<P>>[2]) => paginate(core, path, params),
     /** Every hit of a row search. */

@@ -36,10 +36,10 @@ function counted(source: Blob | ReadableStream<Uint8Array>, onChunk: (n: number)
   });
 }
 
-const asciiName = (name: string) => name.replace(/[^\x20-\x7e]|["\\]/g, "_");
+export const asciiName = (name: string) => name.replace(/[^\x20-\x7e]|["\\]/g, "_");
 
 /** A multipart/form-data body with one file field, streamed from its source (never held whole). */
-function multipartBody(source: Blob | ReadableStream<Uint8Array>, filename: string, contentType: string, onChunk: (n: number) => void) {
+export function multipartBody(source: Blob | ReadableStream<Uint8Array>, filename: string, contentType: string, onChunk: (n: number) => void) {
   const boundary = `----fps${idempotencyKey().replaceAll("-", "")}`;
   const head = new TextEncoder().encode(
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${asciiName(filename)}"; filename*=UTF-8''${encodeURIComponent(filename)}\r\nContent-Type: ${contentType}\r\n\r\n`,
@@ -69,7 +69,7 @@ function multipartBody(source: Blob | ReadableStream<Uint8Array>, filename: stri
   return { body, boundary, length };
 }
 
-async function failure(res: Response): Promise<FpsError> {
+export async function failure(res: Response): Promise<FpsError> {
   const text = await res.text().catch(() => "");
   let body: unknown = text;
   try {
