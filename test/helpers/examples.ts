@@ -88,10 +88,10 @@ function commands(file: string, heading: string, firstLine: number, body: string
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-/** Regular expressions for each `"member": scalar` shown in an output comment. */
+/** Regular expressions for each `"member": value` shown in an output comment (an object or array value: its opening bracket). */
 export function expectations(shown: string): { text: string; re: RegExp }[] {
   const pairs = shown.matchAll(/"([^"\\]+)":\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)/g);
-  return [...pairs].map(([text, name, value]) => {
+  const scalars = [...pairs].map(([text, name, value]) => {
     let v: string;
     if (value!.startsWith('"')) {
       const inner = value!.slice(1, -1);
@@ -99,6 +99,11 @@ export function expectations(shown: string): { text: string; re: RegExp }[] {
     } else v = escape(value!);
     return { text: text!, re: new RegExp(`"${escape(name!)}"\\s*:\\s*${v}`) };
   });
+  const nested = [...shown.matchAll(/"([^"\\]+)":\s*([[{])/g)].map(([text, name, open]) => ({
+    text: text!,
+    re: new RegExp(`"${escape(name!)}"\\s*:\\s*${escape(open!)}`),
+  }));
+  return [...scalars, ...nested];
 }
 
 /**
