@@ -76,7 +76,6 @@ beforeAll(async () => {
       PORT: String(ports.http),
       SMTP_PORT: String(ports.smtp),
       SFTP_PORT: String(ports.sftp),
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
     },
     stdout: "ignore",
     stderr: "pipe",
