@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { Webhook } from "standardwebhooks";
 import { type Example, blocks, expectations, results, script } from "./helpers/examples";
 import { freshDatabase, type TestDatabase } from "./helpers/database";
 
@@ -154,5 +155,41 @@ describe("the documents name only what is in the repository", () => {
     const api = allBlocks.flatMap((b) => b.examples).filter((e) => /\bcurl\b/.test(e.command) && /localhost:3000/.test(e.command));
     expect(api.length).toBeGreaterThan(0);
     for (const e of api) if (!e.command.includes("Service-Version: 2026-05-25")) throw new Error(`${e.file}:${e.line}: no Service-Version: ${e.command}`);
+  });
+});
+
+describe("the guide's code for receivers", () => {
+  test("webhooks.md: the verifier written with node:crypto accepts what the service's signing library signs, and nothing else", async () => {
+    const text = readFileSync(join(GUIDE, "webhooks.md"), "utf8");
+    const code = [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!).find((c) => c.includes("createHmac"));
+    expect(code).toBeDefined();
+    // Written beside the repository's node_modules so its imports resolve as in a reader's project.
+    const file = join(ROOT, `.guide-verify-${process.pid}.ts`);
+    writeFileSync(file, `${code}\nexport { verify };\n`);
+    try {
+      const { verify } = (await import(file)) as { verify: (secret: string, headers: Headers, body: string) => boolean };
+      const secret = `whsec_${randomBytes(32).toString("base64")}`;
+      const body = JSON.stringify({ id: "evt_1", type: "pipeline_run.failed", data: { status: "failed" } });
+      const now = new Date();
+      const headers = new Headers({
+        "webhook-id": "evt_1",
+        "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+        "webhook-signature": new Webhook(secret).sign("evt_1", now, body),
+      });
+      expect(verify(secret, headers, body)).toBe(true);
+      expect(verify(secret, headers, body.replace("failed", "completed"))).toBe(false);
+      expect(verify(`whsec_${randomBytes(32).toString("base64")}`, headers, body)).toBe(false);
+      // Correctly signed, but ten minutes old: refused, as the package refuses it.
+      const then = new Date(now.getTime() - 600_000);
+      const old = new Headers({
+        "webhook-id": "evt_1",
+        "webhook-timestamp": String(Math.floor(then.getTime() / 1000)),
+        "webhook-signature": new Webhook(secret).sign("evt_1", then, body),
+      });
+      expect(verify(secret, old, body)).toBe(false);
+      expect(() => new Webhook(secret).verify(body, Object.fromEntries(old))).toThrow();
+    } finally {
+      rmSync(file, { force: true });
+    }
   });
 });
