@@ -84,7 +84,7 @@ beforeAll(async () => {
   for (let i = 0; ; i++) {
     const up = await fetch(`http://localhost:${ports.http}/healthz`).then((r) => r.ok, () => false);
     if (up) break;
-    if (i > 300) throw new Error(`the service did not start: ${await new Response(server.stderr as ReadableStream).text()}`);
+    if (i > 600) throw new Error(`the service did not start: ${await new Response(server.stderr as ReadableStream).text()}`);
     await Bun.sleep(100);
   }
   const prelude = `cd ${JSON.stringify(workDir)}\nnpm() { (cd ${JSON.stringify(ROOT)} && command npm "$@"); }`;
