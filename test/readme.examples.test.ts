@@ -74,6 +74,7 @@ beforeAll(async () => {
     env: {
       PATH: process.env.PATH ?? "",
       ...env,
+      HOST: "127.0.0.1",
       PORT: String(ports.http),
       SMTP_PORT: String(ports.smtp),
       SFTP_PORT: String(ports.sftp),
@@ -81,10 +82,15 @@ beforeAll(async () => {
     stdout: "ignore",
     stderr: "pipe",
   });
+  // Read all the time, so a chatty service never blocks on a full pipe.
+  const serverErr = new Response(server.stderr as ReadableStream).text();
   for (let i = 0; ; i++) {
     const up = await fetch(`http://localhost:${ports.http}/healthz`).then((r) => r.ok, () => false);
     if (up) break;
-    if (i > 600) throw new Error(`the service did not start: ${await new Response(server.stderr as ReadableStream).text()}`);
+    if (i > 600) {
+      server.kill();
+      throw new Error(`the service did not start: ${await serverErr}`);
+    }
     await Bun.sleep(100);
   }
   const prelude = `cd ${JSON.stringify(workDir)}\nnpm() { (cd ${JSON.stringify(ROOT)} && command npm "$@"); }`;
