@@ -78,7 +78,12 @@ export async function* followRun(core: Core, runId: string, opts: FollowOptions 
 }
 
 /** Resolves with the run once it reaches a final status (completed, delivered, failed or acknowledged). */
-export async function waitForRun(core: Core, runId: string, opts: FollowOptions & { timeoutMs?: number; onUpdate?: (run: PipelineRun) => void } = {}): Promise<PipelineRun> {
+export interface WaitOptions extends FollowOptions {
+  timeoutMs?: number;
+  onUpdate?: (run: PipelineRun) => void;
+}
+
+export async function waitForRun(core: Core, runId: string, opts: WaitOptions = {}): Promise<PipelineRun> {
   const signals = [opts.signal, opts.timeoutMs ? AbortSignal.timeout(opts.timeoutMs) : undefined].filter((s): s is AbortSignal => !!s);
   const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
   let last: PipelineRun | undefined;

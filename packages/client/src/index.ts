@@ -1,43 +1,62 @@
 // The browser-safe entry: nothing here imports a Node module.
-import { type Core, createCore, type FpsClientOptions, type PipelineRun, type Schemas } from "./client.js";
-import { type FollowOptions, followRun, waitForRun } from "./follow.js";
-import { type ListPath, paginate, searchAll } from "./paginate.js";
+import type { Client } from "openapi-fetch";
+import { type Core, createCore, type FpsClientOptions, type PipelineRun, type Schemas, type paths } from "./client.js";
+import type { RetryOptions } from "./retry.js";
+import { type FollowOptions, followRun, waitForRun, type WaitOptions } from "./follow.js";
+import { type ListItem, type ListParams, type ListPath, paginate, type SearchBody, type SearchHit, searchAll } from "./paginate.js";
 import { sendOutbound, type SendOutboundOptions, uploadDocument, type UploadDocumentOptions, uploadRun, type UploadRunOptions } from "./uploads.js";
 
 export { FpsError, FpsNetworkError } from "./errors.js";
 export { LATEST_VERSION, type FpsClientOptions, type PipelineRun, type Schemas, type paths, type components } from "./client.js";
-export { FINAL_STATUSES } from "./follow.js";
-export type { ListPath, ListItem } from "./paginate.js";
+export { FINAL_STATUSES, type FollowOptions, type WaitOptions } from "./follow.js";
+export type { ListPath, ListItem, ListParams, SearchBody, SearchHit } from "./paginate.js";
 export { verifyWebhook, type RunEventPayload } from "./webhooks.js";
-export type { Progress } from "./uploads.js";
+export type { Progress, SendOutboundOptions, UploadDocumentOptions, UploadRunOptions } from "./uploads.js";
+export type { RetryOptions } from "./retry.js";
 
 /** A client of the File Pipeline Service's REST API. */
-export function createFpsClient(opts: FpsClientOptions) {
+export interface FpsClient {
+  /** Every REST route, typed from the service's OpenAPI document: `api.GET("/pipelines/{id}", { params: { path: { id } } })`. A failed call throws `FpsError`. */
+  readonly api: Client<paths>;
+  readonly baseUrl: string;
+  readonly version: string;
+  readonly retry: RetryOptions | undefined;
+  /** The headers every call carries (key, version), for requests made by hand. */
+  headers(extra?: Record<string, string>): Headers;
+  /** Every item of a list route, page after page (page, offset or cursor style). */
+  paginate<P extends ListPath>(path: P, params?: ListParams<P>): AsyncGenerator<ListItem<P>>;
+  /** Every hit of a row search. */
+  searchAll(body: SearchBody): AsyncGenerator<SearchHit>;
+  /** A file (Blob or stream) into a pipeline; answers the new run. */
+  uploadRun(pipelineId: string, source: Blob | ReadableStream<Uint8Array>, opts?: UploadRunOptions): Promise<PipelineRun>;
+  /** A file into a connection's space through presigned tickets (single or multipart). */
+  uploadDocument(file: Blob, opts: UploadDocumentOptions): Promise<Schemas["DocumentObject"]>;
+  /** Rows to an outbound pipeline, split into parts. */
+  sendOutbound(rows: Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>, opts: SendOutboundOptions): Promise<Schemas["OutboundUploadCompleted"]>;
+  /** The run as it changes, live (GraphQL subscription over SSE), falling back to polling. */
+  followRun(runId: string, opts?: FollowOptions): AsyncGenerator<PipelineRun>;
+  /** The run once it reaches a final status. */
+  waitForRun(runId: string, opts?: WaitOptions): Promise<PipelineRun>;
+  /** A run file's bytes, through its presigned link. */
+  download(kind: "original" | "processed", runId: string): Promise<Response>;
+}
+
+export function createFpsClient(opts: FpsClientOptions): FpsClient {
   const core: Core = createCore(opts);
   return {
-    /** Every REST route, typed from the service's OpenAPI document: `api.GET("/pipelines/{id}", { params: { path: { id } } })`. */
     api: core.api,
     baseUrl: core.baseUrl,
     version: core.version,
-    /** The headers every call carries (key, version), for requests made by hand. */
-    headers: core.headers,
     retry: core.retry,
-    /** Every item of a list route, page after page (page, offset or cursor style). */
-    paginate: <P extends ListPath>(path: P, params?: Parameters<typeof paginate<P>>[2]) => paginate(core, path, params),
-    /** Every hit of a row search. */
-    searchAll: (body: Parameters<typeof searchAll>[1]) => searchAll(core, body),
-    /** A file (Blob or stream) into a pipeline; answers the new run. */
-    uploadRun: (pipelineId: string, source: Blob | ReadableStream<Uint8Array>, o?: UploadRunOptions) => uploadRun(core, pipelineId, source, o),
-    /** A file into a connection's space through presigned tickets (single or multipart). */
-    uploadDocument: (file: Blob, o: UploadDocumentOptions) => uploadDocument(core, file, o),
-    /** Rows to an outbound pipeline, split into parts. */
-    sendOutbound: (rows: Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>, o: SendOutboundOptions) => sendOutbound(core, rows, o),
-    /** The run as it changes, live (GraphQL subscription over SSE), falling back to polling. */
-    followRun: (runId: string, o?: FollowOptions) => followRun(core, runId, o),
-    /** The run once it reaches a final status. */
-    waitForRun: (runId: string, o?: Parameters<typeof waitForRun>[2]) => waitForRun(core, runId, o),
-    /** A presigned link's bytes (original, processed or rejected rows). */
-    async download(kind: "original" | "processed", runId: string): Promise<Response> {
+    headers: core.headers,
+    paginate: (path, params) => paginate(core, path, params),
+    searchAll: (body) => searchAll(core, body),
+    uploadRun: (pipelineId, source, o) => uploadRun(core, pipelineId, source, o),
+    uploadDocument: (file, o) => uploadDocument(core, file, o),
+    sendOutbound: (rows, o) => sendOutbound(core, rows, o),
+    followRun: (runId, o) => followRun(core, runId, o),
+    waitForRun: (runId, o) => waitForRun(core, runId, o),
+    async download(kind, runId) {
       const path = kind === "original" ? "/files/pipeline-runs/{id}/original" : "/files/pipeline-runs/{id}/processed";
       const { data } = await core.api.GET(path, { params: { path: { id: runId } } });
       const res = await core.fetch(new Request(data!.url));
@@ -46,6 +65,3 @@ export function createFpsClient(opts: FpsClientOptions) {
     },
   };
 }
-
-export type FpsClient = ReturnType<typeof createFpsClient>;
-export type { Core, PipelineRun as Run, Schemas as Types };

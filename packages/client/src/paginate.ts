@@ -3,7 +3,7 @@ import type { Core, paths } from "./client.js";
 type Get<P extends keyof paths> = paths[P] extends { get: infer O } ? O : never;
 type Json200<O> = O extends { responses: { 200: { content: { "application/json": infer R } } } } ? R : never;
 type ItemOf<R> = R extends readonly (infer I)[] ? I : R extends { data: readonly (infer I)[] } ? I : R extends { entries: readonly (infer I)[] } ? I : never;
-type Params<P extends keyof paths> = Get<P> extends { parameters: infer X } ? Omit<X, "header" | "cookie"> : never;
+export type ListParams<P extends keyof paths> = Get<P> extends { parameters: infer X } ? Omit<X, "header" | "cookie"> : never;
 
 /** Every GET route that answers a list, whatever its paging style. */
 export type ListPath = { [P in keyof paths & string]: [ItemOf<Json200<Get<P>>>] extends [never] ? never : P }[keyof paths & string];
@@ -16,7 +16,7 @@ export type ListItem<P extends ListPath> = ItemOf<Json200<Get<P>>>;
  * totalPages}}` (runs, schemas, webhooks, deliveries...) and `{entries,
  * nextCursor}` (documents). `query.page` / `query.cursor` start elsewhere.
  */
-export async function* paginate<P extends ListPath>(core: Core, path: P, params?: Params<P>): AsyncGenerator<ListItem<P>> {
+export async function* paginate<P extends ListPath>(core: Core, path: P, params?: ListParams<P>): AsyncGenerator<ListItem<P>> {
   const base = (params ?? {}) as { path?: Record<string, unknown>; query?: Record<string, unknown> };
   let query: Record<string, unknown> = { ...(base.query ?? {}) };
   for (;;) {
@@ -46,8 +46,8 @@ export async function* paginate<P extends ListPath>(core: Core, path: P, params?
   }
 }
 
-type SearchBody = NonNullable<paths["/files/search"]["post"]["requestBody"]>["content"]["application/json"];
-type SearchHit = paths["/files/search"]["post"]["responses"][200]["content"]["application/json"]["results"][number];
+export type SearchBody = NonNullable<paths["/files/search"]["post"]["requestBody"]>["content"]["application/json"];
+export type SearchHit = paths["/files/search"]["post"]["responses"][200]["content"]["application/json"]["results"][number];
 
 /** Every hit of a row search, following `offset` until `pagination.total` is reached. */
 export async function* searchAll(core: Core, body: SearchBody): AsyncGenerator<SearchHit> {
