@@ -13,7 +13,8 @@ import { tcpProbe } from "../../src/adapters/sftp/tcp-probe";
  * are real (sshd checks /etc/shadow) and permissions are real (a folder with
  * mode 0555 is unwritable for it; root would write anyway). The helper creates
  * the user when missing and (re)sets its password; that needs root, as does
- * sshd itself. .ci/run creates the user too, and /run/sshd, which sshd needs.
+ * sshd itself. `npm test` (scripts/test-prereqs.sh) installs openssh-server
+ * and creates /run/sshd, which sshd needs; so does this helper.
  */
 export const TEST_USER = "fpstest";
 export const TEST_PASSWORD = "fps-test-Pw-7h2k";
