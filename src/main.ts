@@ -17,12 +17,35 @@ try {
 let service: Service | undefined;
 let server: ReturnType<typeof Bun.serve> | undefined;
 let stopping = false;
+/**
+ * Graceful stop within SHUTDOWN_TIMEOUT_SECONDS: no door takes anything new (HTTP, SFTP, SMTP stop listening at
+ * once); HTTP requests in flight get up to half the time to finish (an upload acknowledged is a run row and its job,
+ * committed together, so nothing acknowledged is lost); open subscriptions are then cut (clients reconnect); jobs in
+ * hand get what is left to finish and are otherwise handed back to the queue for the next start. Past the deadline
+ * the process exits anyway, with status 1.
+ */
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
-  service?.svc.log.info({ signal }, "shutting down");
-  await server?.stop();
-  await service?.close();
+  const budgetMs = config.shutdownTimeoutSeconds * 1000;
+  const deadline = Date.now() + budgetMs;
+  const log = service?.svc.log;
+  setTimeout(() => {
+    log?.error({ signal, timeoutSeconds: config.shutdownTimeoutSeconds }, "shutdown timed out; exiting with work unfinished");
+    process.exit(1);
+  }, budgetMs);
+  log?.info({ signal, timeoutSeconds: config.shutdownTimeoutSeconds }, "shutting down");
+  const drained = server?.stop(false);
+  const doors = Promise.all([service?.smtp.close(), service?.sftp.close()]);
+  if (drained) {
+    const inTime = await Promise.race([drained.then(() => true), Bun.sleep(budgetMs / 2).then(() => false)]);
+    if (!inTime) log?.warn("HTTP requests still open at half the shutdown time (subscriptions, slow uploads); closing them");
+    await server?.stop(true);
+  }
+  await doors;
+  // What is left, less a second for the database and worker threads to close.
+  await service?.close({ jobsTimeoutMs: Math.max(0, deadline - Date.now() - 1000) });
+  log?.info({ signal, ms: budgetMs - (deadline - Date.now()) }, "stopped");
   process.exit(0);
 }
 process.on("SIGINT", () => void shutdown("SIGINT"));
@@ -64,7 +87,7 @@ try {
   process.exit(1);
 }
 service.svc.log.info(
-  { url: `http://${server.hostname}:${server.port}`, sftpPort, sftpHostKey: service.sftp.hostKey?.fingerprint, database: config.database.kind, dataDir: config.dataDir },
+  { url: `http://${server.hostname}:${server.port}`, pid: process.pid, sftpPort, sftpHostKey: service.sftp.hostKey?.fingerprint, database: config.database.kind, dataDir: config.dataDir },
   "file pipeline service listening",
 );
 service.svc.log.info({ smtpPort, maxBytes: config.smtpMaxBytes }, "inbound SMTP server listening");
