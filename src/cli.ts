@@ -24,7 +24,7 @@ import { setDefaultVersion, setFeature } from "./services/workspaces/update-work
  */
 const USAGE = `usage: bun run cli <command> [options]
 
-  workspace:create  --name NAME --email EMAIL [--version VERSION]
+  workspace:create  --name NAME --email EMAIL [--version (2024-09-01 | 2026-05-25 | none)]   default: 2026-05-25
   workspace:feature --workspace ID (--enable | --disable) FEATURE     features: ${FEATURES.join(", ")}
   workspace:version --workspace ID --version (2024-09-01 | 2026-05-25 | none)
   key:create        --workspace ID [--role admin|member] [--name NAME]
@@ -59,7 +59,8 @@ function need(flags: Flags, name: string): string {
 
 const commands: Record<string, (svc: ServiceContext, flags: Flags) => Promise<unknown>> = {
   async "workspace:create"(svc, f) {
-    const version = typeof f.version === "string" ? f.version : undefined;
+    // Unset: pinned to the newest version; `none`: no default, so requests without the header get the fallback.
+    const version = typeof f.version === "string" ? (f.version === "none" ? null : f.version) : undefined;
     const { workspace, key } = await createWorkspace(svc, { name: need(f, "name"), email: need(f, "email"), defaultVersion: version as never });
     return {
       workspaceId: workspace.id,
@@ -68,6 +69,7 @@ const commands: Record<string, (svc: ServiceContext, flags: Flags) => Promise<un
       apiKey: key.apiKey,
       keyId: key.id,
       role: key.role,
+      defaultVersion: workspace.defaultVersion,
       note: "Store the API key now: it is shown only once.",
     };
   },

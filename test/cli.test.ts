@@ -119,8 +119,17 @@ describe("workspace settings", () => {
     expect(unknown.stderr).toContain("feature: must be one of aggregated-mappings");
   });
 
+  test("workspace:create pins the newest version unless told another or none", async () => {
+    const pinned = await cli("workspace:create", "--name", "Proseware", "--email", "ops@proseware-inc.com");
+    expect(pinned.json.defaultVersion).toBe("2026-05-25");
+    const none = await cli("workspace:create", "--name", "Lucerne", "--email", "ops@lucerne-publishing.com", "--version", "none");
+    expect(none.json.defaultVersion).toBeNull();
+    const res = await h.request("GET", "/connections", { key: none.json.apiKey });
+    expect(res.headers.get("service-version")).toBe("2024-09-01");
+  });
+
   test("workspace:version sets the version applied when a request carries no header", async () => {
-    const ws = await cli("workspace:create", "--name", "Litware", "--email", "ops@litware-inc.com");
+    const ws = await cli("workspace:create", "--name", "Litware", "--email", "ops@litware-inc.com", "--version", "none");
     const set = await cli("workspace:version", "--workspace", ws.json.workspaceId, "--version", "2026-05-25");
     expect(set.json.defaultVersion).toBe("2026-05-25");
     const res = await h.request("GET", "/connections", { key: ws.json.apiKey });
