@@ -135,7 +135,8 @@ test("an upload in flight at SIGTERM is finished and acknowledged; new connectio
     expect(Date.now() - signalled).toBeLessThan(10_000);
 
     // Whatever the first process did not get to is waiting in the queue for the next one.
-    second = Bun.spawn([process.execPath, "src/main.ts"], { cwd: ROOT, env: env(), stdout: "ignore", stderr: "pipe" });
+    second = Bun.spawn([process.execPath, "src/main.ts"], { cwd: ROOT, env: env(), stdout: "pipe", stderr: "pipe" });
+    await logLines(second).waitFor("file pipeline service listening");
     const done = await waitForRun(h, ws, run.id, ["completed", "failed"], { timeoutMs: 30_000 });
     expect(done.status).toBe("completed");
     expect(done.metadata).toMatchObject({ source: expect.any(String) });
@@ -145,5 +146,26 @@ test("an upload in flight at SIGTERM is finished and acknowledged; new connectio
       second.kill("SIGTERM");
       expect(await second.exited).toBe(0);
     }
+  }
+});
+
+test("an open subscription does not hold the stop: the stream is closed once nothing else is in flight", async () => {
+  const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: ROOT, env: { ...env(), SHUTDOWN_TIMEOUT_SECONDS: "20" }, stdout: "pipe", stderr: "pipe" });
+  const log = logLines(proc);
+  try {
+    const { url } = await log.waitFor("file pipeline service listening");
+    const res = await fetch(`${url}/trpc/runs.onUpdate`, { headers: { "x-api-key": ws.apiKey, accept: "text/event-stream" } });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain("connected");
+    const signalled = Date.now();
+    proc.kill("SIGTERM");
+    // The stream ends (cut by the server) and the process exits long before half of the 20 s.
+    while (!(await reader.read().catch(() => ({ done: true }))).done) {}
+    expect(await proc.exited).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(8000);
+    expect(log.lines.map((l) => l.msg)).not.toContain("HTTP requests still open at half the shutdown time; closing them");
+  } finally {
+    proc.kill("SIGKILL");
   }
 });
