@@ -22,6 +22,7 @@ cmd:useradd             passwd            creates that user (fpstest) and sets i
 '
 
 missing=""
+log=""
 check() {
   case "$1" in
     cmd:*) command -v "${1#cmd:}" >/dev/null 2>&1 ;;
@@ -58,7 +59,7 @@ if [ -n "$missing" ]; then
 fi
 if [ -n "$missing" ]; then
   if $root; then
-    echo "npm test needs Debian packages that are missing; install them with: apt-get install -y --no-install-recommends $missing" >&2
+    echo "npm test needs Debian packages that are missing; install them with: apt-get install -y --no-install-recommends $missing${log:+ (the attempt's output: $log)}" >&2
   else
     echo "npm test needs Debian packages that are missing; install them with: sudo apt-get install -y --no-install-recommends $missing" >&2
   fi
