@@ -73,3 +73,12 @@ if ! $root; then
 fi
 # sshd refuses to start without its privilege-separation folder.
 mkdir -p /run/sshd && chmod 0755 /run/sshd
+# `npm install` builds the native row loop only when a C compiler was there;
+# one installed just now builds it here, as the suite compares it with the
+# JavaScript row loop. A library older than its source is rebuilt too.
+lib=build/native/librowloop.so
+src=src/engine/native/rowloop.c
+cd "$(dirname "$0")/.." || exit 1
+if [ ! -f "$lib" ] || [ "$src" -nt "$lib" ]; then
+  sh scripts/build-native.sh || exit 1
+fi
