@@ -46,7 +46,7 @@ let userReady = false;
 export function ensureTestUser(): void {
   if (userReady) return;
   if (process.getuid?.() !== 0) {
-    throw new Error("the customer-SFTP tests start sshd and log in as a system user: run them as root (as .ci/run does)");
+    throw new Error("the customer-SFTP tests start sshd and log in as a system user: run them as root (sudo npm test)");
   }
   const script = `id -u ${TEST_USER} >/dev/null 2>&1 || useradd -m -s /usr/sbin/nologin ${TEST_USER}; echo '${TEST_USER}:${TEST_PASSWORD}' | chpasswd`;
   execFileSync("flock", ["/tmp/fps-testuser.lock", "sh", "-c", script], { stdio: "pipe" });
