@@ -31,8 +31,8 @@ const appErrorsOf = (e: unknown): readonly GraphQLError[] => {
  * the same path. Operations run through the same Yoga set-up as HTTP, so
  * errors are masked and coded the same way.
  *
- * The key: `x-api-key` in connection_init's payload (what browsers can
- * send), else the upgrade request's `x-api-key` header. A bad key in the
+ * The key: `x-api-key` (or `apiKey`) in connection_init's payload (what
+ * browsers can send), else the upgrade request's `x-api-key` header. A bad key in the
  * header refuses the upgrade with 401 like any /graphql request; a missing
  * or bad key at connection_init closes the socket with 4403 (graphql-ws's
  * refusal). The key is checked again for every operation, so a key revoked
@@ -46,7 +46,8 @@ export function createGraphqlWebSocket(svc: ServiceContext, http: HttpOptions) {
     execute: (args: ExecutionArgs) => (args.rootValue as { execute: (a: ExecutionArgs) => never }).execute(args),
     subscribe: (args: ExecutionArgs) => (args.rootValue as { subscribe: (a: ExecutionArgs) => never }).subscribe(args),
     onConnect: async (ctx) => {
-      const sent = ctx.connectionParams?.["x-api-key"];
+      // The header's own name, or `apiKey` as tRPC clients often send it.
+      const sent = ctx.connectionParams?.["x-api-key"] ?? ctx.connectionParams?.apiKey;
       const socket = data(ctx.extra.socket);
       const apiKey = typeof sent === "string" ? sent : socket.apiKey;
       if (!apiKey) return false;

@@ -35,15 +35,14 @@ export async function createService(opts: ServiceOptions) {
     smtp,
     sftp,
     /** Stops claiming jobs and lets those in hand finish (or hands them back), then stops workers and the event bus. */
-    async stop() {
-      // Mail being received is finished (stored, runs started) before the queue stops.
-      await smtp.close();
-      // Transports first: uploads in flight are aborted before the queue they would enqueue on stops.
-      await sftp.close();
-      await stopServiceContext(svc);
+    async stop(opts: { jobsTimeoutMs?: number } = {}) {
+      // Both doors stop taking connections at once; mail being received is finished (stored, runs started)
+      // and uploads in flight are aborted, all before the queue they would enqueue on stops.
+      await Promise.all([smtp.close(), sftp.close()]);
+      await stopServiceContext(svc, opts);
     },
-    async close() {
-      await this.stop();
+    async close(opts: { jobsTimeoutMs?: number } = {}) {
+      await this.stop(opts);
       await db.close();
     },
   };

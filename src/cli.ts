@@ -1,6 +1,8 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createServiceContext, stopServiceContext } from "./context";
-import { ConfigError, parseConfig } from "./config";
+import { type Config, ConfigError, parseConfig } from "./config";
 import { isAppError } from "./domain/errors";
 import { createLogger } from "./logger";
 import type { ServiceContext } from "./services/context";
@@ -15,20 +17,39 @@ import { setDefaultVersion, setFeature } from "./services/workspaces/update-work
  * The admin CLI: `bun run cli <command> [--flags]`. Each command prints one
  * JSON object on stdout; errors go to stderr with a non-zero exit code.
  * It uses the same configuration (DATA_DIR, DATABASE_URL, ENCRYPTION_KEY) as
- * the service and calls the same services.
+ * the service and calls the same services. Every answer names the database
+ * and DATA_DIR it used; it refuses to start a new empty SQLite database
+ * unless given --init, so a CLI run from the wrong folder cannot mint keys
+ * that the running server has never heard of.
  */
 const USAGE = `usage: bun run cli <command> [options]
 
-  workspace:create  --name NAME --email EMAIL [--version VERSION]
+  workspace:create  --name NAME --email EMAIL [--version (2024-09-01 | 2026-05-25 | none)]   default: 2026-05-25
   workspace:feature --workspace ID (--enable | --disable) FEATURE     features: ${FEATURES.join(", ")}
   workspace:version --workspace ID --version (2024-09-01 | 2026-05-25 | none)
   key:create        --workspace ID [--role admin|member] [--name NAME]
   key:revoke        --key KEY_ID [--workspace ID]
-  key:list          --workspace ID`;
+  key:list          --workspace ID
+
+  Every command uses the service's database: DATABASE_URL, or DATA_DIR/service.db (DATA_DIR defaults to ./data).
+  --init            create that SQLite database when it does not exist yet (otherwise refused)`;
 
 type Flags = Record<string, string | boolean | undefined>;
 
 class UsageError extends Error {}
+class NoDatabaseError extends Error {}
+
+/** Which database and DATA_DIR a command used, as printed with its answer (a Postgres URL without its password). */
+function target(config: Config): { database: string; dataDir: string } {
+  let database: string;
+  if (config.database.kind === "sqlite") database = `sqlite:${config.database.path}`;
+  else {
+    const url = new URL(config.database.url);
+    url.password = "";
+    database = url.toString();
+  }
+  return { database, dataDir: resolve(config.dataDir) };
+}
 
 function need(flags: Flags, name: string): string {
   const v = flags[name];
@@ -38,7 +59,8 @@ function need(flags: Flags, name: string): string {
 
 const commands: Record<string, (svc: ServiceContext, flags: Flags) => Promise<unknown>> = {
   async "workspace:create"(svc, f) {
-    const version = typeof f.version === "string" ? f.version : undefined;
+    // Unset: pinned to the newest version; `none`: no default, so requests without the header get the fallback.
+    const version = typeof f.version === "string" ? (f.version === "none" ? null : f.version) : undefined;
     const { workspace, key } = await createWorkspace(svc, { name: need(f, "name"), email: need(f, "email"), defaultVersion: version as never });
     return {
       workspaceId: workspace.id,
@@ -47,6 +69,7 @@ const commands: Record<string, (svc: ServiceContext, flags: Flags) => Promise<un
       apiKey: key.apiKey,
       keyId: key.id,
       role: key.role,
+      defaultVersion: workspace.defaultVersion,
       note: "Store the API key now: it is shown only once.",
     };
   },
@@ -98,6 +121,7 @@ async function main(argv: string[]): Promise<number> {
         disable: { type: "string" },
         role: { type: "string" },
         key: { type: "string" },
+        init: { type: "boolean" },
       },
       strict: true,
     }).values;
@@ -105,9 +129,16 @@ async function main(argv: string[]): Promise<number> {
     console.error(`${(e as Error).message}\n\n${USAGE}`);
     return 2;
   }
-  const svc = await createServiceContext({ config: parseConfig(process.env), log: createLogger("silent") });
+  const config = parseConfig(process.env);
+  if (config.database.kind === "sqlite" && !existsSync(config.database.path) && flags.init !== true) {
+    throw new NoDatabaseError(
+      `no database at ${config.database.path} (DATA_DIR=${process.env.DATA_DIR ?? "./data"}, DATABASE_URL unset): set DATA_DIR or DATABASE_URL as the service has them, or add --init to create a new empty database there`,
+    );
+  }
+  const svc = await createServiceContext({ config, log: createLogger("silent") });
   try {
-    console.log(JSON.stringify(await run(svc, flags), null, 2));
+    const out = await run(svc, flags);
+    console.log(JSON.stringify({ ...(out as object), ...target(config) }, null, 2));
     return 0;
   } finally {
     await stopServiceContext(svc);
@@ -121,7 +152,7 @@ try {
   if (e instanceof UsageError) {
     console.error(`${e.message}\n\n${USAGE}`);
     process.exitCode = 2;
-  } else if (isAppError(e) || e instanceof ConfigError) {
+  } else if (isAppError(e) || e instanceof ConfigError || e instanceof NoDatabaseError) {
     console.error(`error: ${e.message}`);
     process.exitCode = 1;
   } else throw e;

@@ -78,6 +78,8 @@ const Env = z.object({
     .default("inbound.localhost"),
   MAX_JSON_BODY_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").default(1024 * 1024),
   /** Seconds an HTTP connection may send and receive nothing before it is closed (Bun.serve's idleTimeout; its own default is 10). */
+  /** On SIGTERM/SIGINT the process drains and exits within this many seconds (a supervisor's kill grace period is often 30). */
+  SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(3600, "must be at most 3600").default(25),
   HTTP_IDLE_TIMEOUT_SECONDS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(255, "must be at most 255 (Bun's limit)").default(120),
   /** Bun Worker threads that parse, map and validate files; default one per core. */
   WORKERS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(64, "must be at most 64").optional(),
@@ -174,6 +176,7 @@ export interface Config {
   emailDomain: string;
   maxJsonBodyBytes: number;
   httpIdleTimeoutSeconds: number;
+  shutdownTimeoutSeconds: number;
   workers: number;
   jobConcurrency: number;
   maxUploadBytes: number;
@@ -251,6 +254,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     emailDomain: e.EMAIL_DOMAIN.toLowerCase(),
     maxJsonBodyBytes: e.MAX_JSON_BODY_BYTES,
     httpIdleTimeoutSeconds: e.HTTP_IDLE_TIMEOUT_SECONDS,
+    shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
     workers: e.WORKERS ?? Math.max(1, availableParallelism()),
     jobConcurrency: e.JOB_CONCURRENCY ?? 2 * (e.WORKERS ?? Math.max(1, availableParallelism())),
     maxUploadBytes: e.MAX_UPLOAD_BYTES,

@@ -71,8 +71,9 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
 }
 
 /** Releases what the context holds beyond the database: jobs in hand, worker threads, the event bus connection. */
-export async function stopServiceContext(svc: ServiceContext): Promise<void> {
-  await svc.queue.stop();
+export async function stopServiceContext(svc: ServiceContext, opts: { jobsTimeoutMs?: number } = {}): Promise<void> {
+  // Jobs in hand get this long to finish; the rest are handed back to the queue, their attempt not counted.
+  await svc.queue.stop(opts.jobsTimeoutMs);
   await svc.engine.close();
   await svc.events.close();
   svc.webhooks.sender.close();

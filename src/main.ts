@@ -1,6 +1,7 @@
 import { createGraphqlWebSocket } from "../graphql/ws";
 import { createService, type Service } from "./app";
 import { ConfigError, parseConfig } from "./config";
+import { openStreams } from "./http/open-streams";
 
 let config: ReturnType<typeof parseConfig>;
 try {
@@ -17,12 +18,39 @@ try {
 let service: Service | undefined;
 let server: ReturnType<typeof Bun.serve> | undefined;
 let stopping = false;
+const streams = openStreams();
+/**
+ * Graceful stop within SHUTDOWN_TIMEOUT_SECONDS: no door takes anything new (HTTP, SFTP, SMTP stop listening at
+ * once). HTTP requests in flight get up to half the time to finish (an upload acknowledged is a run row and its job,
+ * committed together, so nothing acknowledged is lost); open subscriptions are not waited for: they are cut once the
+ * other requests are done, and clients reconnect. Jobs in hand get what is left to finish and are otherwise handed
+ * back to the queue for the next start. Past the deadline the process exits anyway, with status 1.
+ */
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
-  service?.svc.log.info({ signal }, "shutting down");
-  await server?.stop();
-  await service?.close();
+  const budgetMs = config.shutdownTimeoutSeconds * 1000;
+  const deadline = Date.now() + budgetMs;
+  const log = service?.svc.log;
+  setTimeout(() => {
+    log?.error({ signal, timeoutSeconds: config.shutdownTimeoutSeconds }, "shutdown timed out; exiting with work unfinished");
+    process.exit(1);
+  }, budgetMs);
+  log?.info({ signal, timeoutSeconds: config.shutdownTimeoutSeconds }, "shutting down");
+  const doors = Promise.all([service?.smtp.close(), service?.sftp.close()]);
+  if (server) {
+    let drained = false;
+    void server.stop(false).then(() => (drained = true));
+    // Requests other than subscriptions (which never end by themselves) get up to half the time.
+    const httpDeadline = Date.now() + budgetMs / 2;
+    while (!drained && server.pendingRequests > streams.open && Date.now() < httpDeadline) await Bun.sleep(20);
+    if (!drained && server.pendingRequests > streams.open) log?.warn("HTTP requests still open at half the shutdown time; closing them");
+    await server.stop(true);
+  }
+  await doors;
+  // What is left, less a second for the database and worker threads to close.
+  await service?.close({ jobsTimeoutMs: Math.max(0, deadline - Date.now() - 1000) });
+  log?.info({ signal, ms: budgetMs - (deadline - Date.now()) }, "stopped");
   process.exit(0);
 }
 process.on("SIGINT", () => void shutdown("SIGINT"));
@@ -39,7 +67,7 @@ server = Bun.serve({
   // slow SFTP server, a delta of large runs). Event streams have no limit at all (graphql/ws.ts).
   idleTimeout: config.httpIdleTimeoutSeconds,
   // GraphQL subscriptions over WebSocket share /graphql with HTTP.
-  ...createGraphqlWebSocket(app.svc, config).serve((request) => app.http.handle(request)),
+  ...createGraphqlWebSocket(app.svc, config).serve((request) => streams.track(request, (r) => app.http.handle(r))),
 });
 // The hosted SFTP server on SFTP_PORT (0: any free port, reported below). A port in use stops start-up.
 let sftpPort: number;
@@ -64,7 +92,7 @@ try {
   process.exit(1);
 }
 service.svc.log.info(
-  { url: `http://${server.hostname}:${server.port}`, sftpPort, sftpHostKey: service.sftp.hostKey?.fingerprint, database: config.database.kind, dataDir: config.dataDir },
+  { url: `http://${server.hostname}:${server.port}`, pid: process.pid, sftpPort, sftpHostKey: service.sftp.hostKey?.fingerprint, database: config.database.kind, dataDir: config.dataDir },
   "file pipeline service listening",
 );
 service.svc.log.info({ smtpPort, maxBytes: config.smtpMaxBytes }, "inbound SMTP server listening");

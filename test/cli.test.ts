@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
+import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { authenticate } from "../src/services/keys/authenticate";
 import { Harness } from "./helpers/harness";
@@ -14,9 +16,14 @@ afterAll(() => h.close());
 const ROOT = join(import.meta.dir, "..");
 
 async function cli(...args: string[]) {
+  return cliWith(h.childEnv(), ...args);
+}
+
+/** The CLI with exactly this environment (plus PATH), from the project folder. */
+async function cliWith(env: Record<string, string>, ...args: string[]) {
   const proc = Bun.spawn([process.execPath, "src/cli.ts", ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", ...h.childEnv() },
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "silent", ...env },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -112,8 +119,17 @@ describe("workspace settings", () => {
     expect(unknown.stderr).toContain("feature: must be one of aggregated-mappings");
   });
 
+  test("workspace:create pins the newest version unless told another or none", async () => {
+    const pinned = await cli("workspace:create", "--name", "Proseware", "--email", "ops@proseware-inc.com");
+    expect(pinned.json.defaultVersion).toBe("2026-05-25");
+    const none = await cli("workspace:create", "--name", "Lucerne", "--email", "ops@lucerne-publishing.com", "--version", "none");
+    expect(none.json.defaultVersion).toBeNull();
+    const res = await h.request("GET", "/connections", { key: none.json.apiKey });
+    expect(res.headers.get("service-version")).toBe("2024-09-01");
+  });
+
   test("workspace:version sets the version applied when a request carries no header", async () => {
-    const ws = await cli("workspace:create", "--name", "Litware", "--email", "ops@litware-inc.com");
+    const ws = await cli("workspace:create", "--name", "Litware", "--email", "ops@litware-inc.com", "--version", "none");
     const set = await cli("workspace:version", "--workspace", ws.json.workspaceId, "--version", "2026-05-25");
     expect(set.json.defaultVersion).toBe("2026-05-25");
     const res = await h.request("GET", "/connections", { key: ws.json.apiKey });
@@ -123,6 +139,45 @@ describe("workspace settings", () => {
     const bad = await cli("workspace:version", "--workspace", ws.json.workspaceId, "--version", "2025-01-01");
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("version: must be one of");
+  });
+});
+
+describe("which database", () => {
+  test("every answer names the database and DATA_DIR it used (a Postgres URL without its password)", async () => {
+    const r = await cli("workspace:create", "--name", "Adatum", "--email", "ops@adatum-corp.com");
+    expect(r.code).toBe(0);
+    expect(r.json.dataDir).toBe(h.dataDir);
+    const url = h.childEnv().DATABASE_URL;
+    if (url) {
+      const expected = new URL(url);
+      expected.password = "";
+      expect(r.json.database).toBe(expected.toString());
+    } else expect(r.json.database).toBe(`sqlite:${join(h.dataDir, "service.db")}`);
+    const list = await cli("key:list", "--workspace", r.json.workspaceId);
+    expect(list.json).toMatchObject({ database: r.json.database, dataDir: h.dataDir });
+  });
+
+  test("pointed at no database, it refuses with one line and creates nothing", async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), "fps-cli-")), "data");
+    const r = await cliWith({ DATA_DIR: dataDir }, "workspace:create", "--name", "Lost", "--email", "ops@lost-corp.com");
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain(`no database at ${join(dataDir, "service.db")}`);
+    expect(r.stderr).toContain("--init");
+    // Neither the folder, nor a database, nor an encryption key was made.
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  test("--init creates a new database there; later commands use it without the flag", async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), "fps-cli-")), "data");
+    const created = await cliWith({ DATA_DIR: dataDir }, "workspace:create", "--init", "--name", "Fresh", "--email", "ops@fresh-corp.com");
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.json).toMatchObject({ database: `sqlite:${join(dataDir, "service.db")}`, dataDir });
+    expect(readdirSync(dataDir)).toContain("service.db");
+    const list = await cliWith({ DATA_DIR: dataDir }, "key:list", "--workspace", created.json.workspaceId);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.json.keys).toHaveLength(1);
   });
 });
 

@@ -67,6 +67,8 @@ describe("configuration", () => {
     ["DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES", { DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: "0" }, /DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: must be at least 1/],
     ["HTTP_IDLE_TIMEOUT_SECONDS", { HTTP_IDLE_TIMEOUT_SECONDS: "256" }, /HTTP_IDLE_TIMEOUT_SECONDS: must be at most 255/],
     ["HTTP_IDLE_TIMEOUT_SECONDS", { HTTP_IDLE_TIMEOUT_SECONDS: "0" }, /HTTP_IDLE_TIMEOUT_SECONDS: must be at least 1/],
+    ["SHUTDOWN_TIMEOUT_SECONDS", { SHUTDOWN_TIMEOUT_SECONDS: "0" }, /SHUTDOWN_TIMEOUT_SECONDS: must be at least 1/],
+    ["SHUTDOWN_TIMEOUT_SECONDS", { SHUTDOWN_TIMEOUT_SECONDS: "soon" }, /SHUTDOWN_TIMEOUT_SECONDS/],
   ];
   test("SFTP_POLL_CRON takes a schedule, or off for an instance that must not poll customers' servers", () => {
     expect(parseConfig({ SFTP_POLL_CRON: "*/5 * * * *", SFTP_POLL_SETTLE_SECONDS: "0" }).sftpPoll).toEqual({ cron: "*/5 * * * *", settleSeconds: 0 });
@@ -91,6 +93,11 @@ describe("configuration", () => {
   test("HTTP idle timeout: 120 s unless configured", () => {
     expect(parseConfig({}).httpIdleTimeoutSeconds).toBe(120);
     expect(parseConfig({ HTTP_IDLE_TIMEOUT_SECONDS: "30" }).httpIdleTimeoutSeconds).toBe(30);
+  });
+
+  test("shutdown: 25 s to drain unless configured", () => {
+    expect(parseConfig({}).shutdownTimeoutSeconds).toBe(25);
+    expect(parseConfig({ SHUTDOWN_TIMEOUT_SECONDS: "5" }).shutdownTimeoutSeconds).toBe(5);
   });
 
   test("key cache: lookups reused for 1 s unless configured; 0 turns it off; more than 60 s refused", () => {

@@ -7,7 +7,7 @@ import { listArrivalRows } from "../src/services/inbound";
 import { spaceKey } from "../src/services/spaces";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { createPipeline, ITEMS_CSV, waitForRun } from "./helpers/runs";
-import { type SftpLogin, sftpBatch, sshKeyPair } from "./helpers/sftp";
+import { askpassEnv, type SftpLogin, sftpBatch, sshKeyPair } from "./helpers/sftp";
 
 /**
  * The hosted SFTP server driven by the real OpenSSH `sftp` client over
@@ -372,8 +372,8 @@ describe("uploads into inbound start runs", () => {
     writeFileSync(join(work, "big.csv"), Buffer.alloc(4 * 1024 * 1024, "a,1\n"));
     const before = (await arrivals(partner.id)).length;
     // 400 Kbit/s: the 4 MiB upload would take over a minute; it is killed after a second.
-    const argv = ["sshpass", "-p", PASSWORD, "sftp", "-l", "400", "-o", "BatchMode=no", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "PubkeyAuthentication=no", "-P", String(port), "-b", "-", "acme-partner@127.0.0.1"];
-    const proc = Bun.spawn(argv, { cwd: work, stdin: new Blob(["put big.csv /inbound/big.csv\n"]), stdout: "ignore", stderr: "ignore" });
+    const argv = ["sftp", "-l", "400", "-o", "BatchMode=no", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "PubkeyAuthentication=no", "-P", String(port), "-b", "-", "acme-partner@127.0.0.1"];
+    const proc = Bun.spawn(argv, { cwd: work, env: askpassEnv(PASSWORD), stdin: new Blob(["put big.csv /inbound/big.csv\n"]), stdout: "ignore", stderr: "ignore" });
     const key = spaceKey(ws.workspaceId, partner.id, "inbound/big.csv");
     await Bun.sleep(1500);
     proc.kill("SIGKILL");

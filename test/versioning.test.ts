@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { createWorkspace } from "../src/services/workspaces/create-workspace";
 import { setDefaultVersion } from "../src/services/workspaces/update-workspace";
 import { Harness, NOW, type Reply, type TestWorkspace } from "./helpers/harness";
 
@@ -13,9 +14,9 @@ const SECRETS = {
 const SECRET_NAMES = Object.keys(SECRETS);
 
 let h: Harness;
-/** No workspace default. */
+/** No workspace default (removed after creation). */
 let ws: TestWorkspace;
-/** Workspace default 2026-05-25. */
+/** Workspace default 2026-05-25, as every new workspace gets it. */
 let modern: TestWorkspace;
 /** Workspace default 2024-09-01, set explicitly. */
 let pinnedLegacy: TestWorkspace;
@@ -26,7 +27,7 @@ beforeAll(async () => {
   ws = await h.workspace({ name: "Plain" });
   modern = await h.workspace({ name: "Modern" });
   pinnedLegacy = await h.workspace({ name: "Pinned" });
-  await setDefaultVersion(h.svc, { workspaceId: modern.workspaceId, version: LATEST });
+  await setDefaultVersion(h.svc, { workspaceId: ws.workspaceId, version: null });
   await setDefaultVersion(h.svc, { workspaceId: pinnedLegacy.workspaceId, version: LEGACY });
   const r = await h.api(ws, "POST", "/connections", {
     name: "Versioned",
@@ -44,6 +45,25 @@ afterEach(() => {
 
 afterAll(async () => {
   await h.close();
+});
+
+describe("a new workspace's version", () => {
+  test("is pinned to the newest version unless the caller asks for another or for none", async () => {
+    expect(modern.actor.defaultVersion).toBe(LATEST);
+    const plain = await call(modern, "GET", "/connections");
+    expect(plain.headers.get("service-version")).toBe(LATEST);
+    expect(plain.headers.get("deprecation")).toBeNull();
+    const asked = await createWorkspace(h.svc, { name: "Asked", email: "ops@asked-corp.com", defaultVersion: LEGACY });
+    expect(asked.workspace.defaultVersion).toBe(LEGACY);
+    const none = await createWorkspace(h.svc, { name: "None", email: "ops@none-corp.com", defaultVersion: null });
+    expect(none.workspace.defaultVersion).toBeNull();
+    const fallback = await h.request("GET", "/connections", { key: none.key.apiKey });
+    expect(fallback.headers.get("service-version")).toBe(LEGACY);
+    expect(fallback.headers.get("deprecation")).toBe("true");
+    const bad = await createWorkspace(h.svc, { name: "Bad", email: "ops@bad-corp.com", defaultVersion: "2025-01-01" as never }).catch((e) => e);
+    expect(bad.code).toBe("invalid_input");
+    expect(bad.message).toContain("defaultVersion: must be one of 2024-09-01, 2026-05-25, or none");
+  });
 });
 
 const call = (w: TestWorkspace | null, method: string, path: string, version?: string, body?: unknown) =>

@@ -20,11 +20,17 @@ import { appRouter } from "./router";
  * createContext refuses (the error comes as an event); a refused
  * subscription is answered here instead, with tRPC's error shape and the
  * refusal's status, so that no anonymous stream is ever opened.
+ *
+ * An event stream opened by a browser cannot set headers: @trpc/client's
+ * `httpSubscriptionLink` sends its `connectionParams` as JSON in the
+ * `connectionParams` query parameter instead, and the key is taken from
+ * there (`x-api-key`, or `apiKey`) when the header is absent.
  */
 export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
   return async (req: Request): Promise<Response> => {
     let ctx: TrpcContext | null = null;
     let refusal: AppError | null = null;
+    req = withConnectionParamsKey(req);
     try {
       const admitted = await admitUnversioned(svc, req, opts);
       ctx = { svc, actor: admitted.actor };
@@ -49,6 +55,26 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
     res.headers.set("service-version", LATEST_VERSION);
     return res;
   };
+}
+
+/** The request with `x-api-key` taken from tRPC's `connectionParams` query parameter when no header carries one. */
+function withConnectionParamsKey(req: Request): Request {
+  if (req.headers.has("x-api-key")) return req;
+  const raw = new URL(req.url).searchParams.get("connectionParams");
+  if (raw === null) return req;
+  let params: unknown;
+  try {
+    params = JSON.parse(raw);
+  } catch {
+    return req; // no key found: the usual 401
+  }
+  if (typeof params !== "object" || params === null) return req;
+  const { "x-api-key": header, apiKey } = params as Record<string, unknown>;
+  const key = typeof header === "string" ? header : typeof apiKey === "string" ? apiKey : null;
+  if (key === null) return req;
+  const headers = new Headers(req.headers);
+  headers.set("x-api-key", key);
+  return new Request(req, { headers });
 }
 
 async function refusedSubscription(req: Request, refusal: AppError): Promise<Response | null> {

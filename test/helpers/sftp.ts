@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -25,6 +25,23 @@ export interface SftpResult {
   stderr: string;
 }
 
+let askpassScript: string | undefined;
+
+/**
+ * Environment that makes OpenSSH's own clients take `password` without a
+ * terminal: SSH_ASKPASS names a program whose output is the password, and
+ * SSH_ASKPASS_REQUIRE=force makes ssh use it even without DISPLAY (OpenSSH
+ * 8.4+). The script only echoes a variable, so the password never appears
+ * in a command line.
+ */
+export function askpassEnv(password: string): Record<string, string> {
+  if (!askpassScript || !existsSync(askpassScript)) {
+    askpassScript = join(mkdtempSync(join(tmpdir(), "fps-askpass-")), "askpass.sh");
+    writeFileSync(askpassScript, '#!/bin/sh\nprintf \'%s\\n\' "$FPS_SSH_PASSWORD"\n', { mode: 0o700 });
+  }
+  return { ...(process.env as Record<string, string>), SSH_ASKPASS: askpassScript, SSH_ASKPASS_REQUIRE: "force", FPS_SSH_PASSWORD: password };
+}
+
 export async function sftpBatch(login: SftpLogin, commands: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<SftpResult> {
   const dir = mkdtempSync(join(tmpdir(), "fps-sftp-batch-"));
   const batch = join(dir, "batch");
@@ -41,9 +58,9 @@ export async function sftpBatch(login: SftpLogin, commands: string[], opts: { cw
   const auth = login.identity
     ? ["-i", login.identity, "-o", "IdentitiesOnly=yes", "-o", "PreferredAuthentications=publickey", "-o", "PasswordAuthentication=no"]
     : ["-o", "BatchMode=no", "-o", "PubkeyAuthentication=no", "-o", "PreferredAuthentications=password", "-o", "NumberOfPasswordPrompts=1"];
-  const argv = login.identity ? ["sftp", ...auth, ...common] : ["sshpass", "-p", login.password ?? "", "sftp", ...auth, ...common];
-  argv.push(`${login.user}@${login.host ?? "127.0.0.1"}`);
-  const proc = Bun.spawn(argv, { cwd: opts.cwd ?? dir, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const argv = ["sftp", ...auth, ...common, `${login.user}@${login.host ?? "127.0.0.1"}`];
+  const env = login.identity ? undefined : askpassEnv(login.password ?? "");
+  const proc = Bun.spawn(argv, { cwd: opts.cwd ?? dir, env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   const timer = setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs ?? 30_000);
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(timer);

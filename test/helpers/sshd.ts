@@ -13,7 +13,8 @@ import { tcpProbe } from "../../src/adapters/sftp/tcp-probe";
  * are real (sshd checks /etc/shadow) and permissions are real (a folder with
  * mode 0555 is unwritable for it; root would write anyway). The helper creates
  * the user when missing and (re)sets its password; that needs root, as does
- * sshd itself. .ci/run creates the user too, and /run/sshd, which sshd needs.
+ * sshd itself. `npm test` (scripts/test-prereqs.sh) installs openssh-server
+ * and creates /run/sshd, which sshd needs; so does this helper.
  */
 export const TEST_USER = "fpstest";
 export const TEST_PASSWORD = "fps-test-Pw-7h2k";
@@ -45,7 +46,7 @@ let userReady = false;
 export function ensureTestUser(): void {
   if (userReady) return;
   if (process.getuid?.() !== 0) {
-    throw new Error("the customer-SFTP tests start sshd and log in as a system user: run them as root (as .ci/run does)");
+    throw new Error("the customer-SFTP tests start sshd and log in as a system user: run them as root (sudo npm test)");
   }
   const script = `id -u ${TEST_USER} >/dev/null 2>&1 || useradd -m -s /usr/sbin/nologin ${TEST_USER}; echo '${TEST_USER}:${TEST_PASSWORD}' | chpasswd`;
   execFileSync("flock", ["/tmp/fps-testuser.lock", "sh", "-c", script], { stdio: "pipe" });

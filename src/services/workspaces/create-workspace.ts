@@ -1,5 +1,6 @@
 import { AppError } from "../../domain/errors";
 import { newId } from "../../domain/ids";
+import { LATEST_VERSION } from "../../domain/versions";
 import { parseInput } from "../../domain/validation";
 import type { ServiceContext } from "../context";
 import { insertKey } from "../keys/create-key";
@@ -25,7 +26,9 @@ export async function createWorkspace(
     id: newId("workspace"),
     name: input.name,
     email: input.email.toLowerCase(),
-    defaultVersion: input.defaultVersion ?? null,
+    // Pinned to the newest version unless the caller asks for another (or for none: null, the contract's fallback),
+    // as a new account is pinned to the version of its sign-up day (docs/decisions/versioning.md).
+    defaultVersion: input.defaultVersion === undefined ? LATEST_VERSION : input.defaultVersion,
     features: [],
     createdAt: now,
     updatedAt: now,

@@ -9,7 +9,8 @@ export type Feature = (typeof FEATURES)[number];
 export const CreateWorkspaceInput = z.object({
   name: Name,
   email: z.email({ error: "must be an e-mail address" }).max(320),
-  defaultVersion: z.enum(VERSIONS).optional(),
+  /** Unset: the newest version. null: none, so requests without the header get the contract's fallback. */
+  defaultVersion: z.enum(VERSIONS, { error: `must be one of ${VERSIONS.join(", ")}, or none` }).nullable().optional(),
 });
 export type CreateWorkspaceInput = z.input<typeof CreateWorkspaceInput>;
 
