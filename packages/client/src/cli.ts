@@ -291,13 +291,12 @@ const COMMANDS: Record<string, Command> = {
 };
 
 function help(): string {
-  const width = Math.max(...Object.values(COMMANDS).map((c) => c.usage.length));
   return [
     "fps: the File Pipeline Service from a terminal",
     "",
     "usage: fps <command> [arguments] [--json] [--help]",
     "",
-    ...Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`),
+    ...Object.values(COMMANDS).map((c) => `  fps ${c.usage}\n      ${c.summary}`),
     "",
     "The key and URL come from FPS_API_KEY and FPS_URL, else from `fps login`.",
     "--json prints machine-readable output; errors are one line on stderr with a non-zero exit.",
