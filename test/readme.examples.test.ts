@@ -18,7 +18,9 @@ import { freshDatabase, type TestDatabase } from "./helpers/database";
  * - `localhost:3000` and `localhost:2525` become the ports it picked;
  * - `npm` runs in the repository (the reader runs it in their clone), and the
  *   CLI gets the service's DATA_DIR / DATABASE_URL through the environment
- *   (the reader's CLI finds `./data`, the folder `npm start` uses).
+ *   (the reader's CLI finds `./data`, the folder `npm start` uses);
+ * - `npx` runs the repository's own commands (`fps`) in the temporary folder,
+ *   as the reader's `npx` finds them in their clone.
  * Every example runs in one bash session in a temporary folder, README first,
  * then the guide's pages in the order of its index, so the variables the
  * README's first steps set ($KEY, $WS, $CONN, $PIPELINE, $RUN, ...) are there
@@ -93,7 +95,7 @@ beforeAll(async () => {
     }
     await Bun.sleep(100);
   }
-  const prelude = `cd ${JSON.stringify(workDir)}\nnpm() { (cd ${JSON.stringify(ROOT)} && command npm "$@"); }`;
+  const prelude = `cd ${JSON.stringify(workDir)}\nnpm() { (cd ${JSON.stringify(ROOT)} && command npm "$@"); }\nnpx() { PATH=${JSON.stringify(`${ROOT}/node_modules/.bin`)}:"$PATH" command "$@"; }`;
   const shell = Bun.spawn(["bash"], {
     cwd: workDir,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? workDir, ...env },
