@@ -29,7 +29,12 @@ export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
         { detail: doc({ summary: "List connections", query: connections.ListConnectionsQuery, response: { arrayOf: connections.Connection } }) },
       )
       .post(base, async ({ call, input }) => present(call, await connections.createConnection(svc, { ...call, input: input as never })), {
-        detail: doc({ summary: "Create a connection", body: connections.CreateConnectionInput, response: { one: connections.Connection } }),
+        detail: doc({
+          summary: "Create a connection",
+          body: connections.CreateConnectionInput,
+          response: { one: connections.Connection },
+          errors: { not_found: "no SFTP server `sftpServerDataId`", conflict: "a connection with this `name` exists, or the `sftpUsername` is taken on the hosted SFTP server" },
+        }),
       })
       .get(`${base}/:id`, async ({ call, params }) => present(call, await connections.getConnection(svc, { ...call, id: params.id })), {
         detail: doc({ summary: "Get a connection", response: { one: connections.Connection } }),
@@ -44,11 +49,17 @@ export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
             description: "Members left out keep their value; null clears one. `name` is required.",
             body: connections.UpdateConnectionInput,
             response: { one: connections.Connection },
+            errors: { not_found: "no SFTP server `sftpServerDataId`", conflict: "a connection with this `name` exists, or the `sftpUsername` is taken on the hosted SFTP server" },
           }),
         },
       )
       .delete(`${base}/:id`, ({ call, params }) => connections.deleteConnection(svc, { ...call, id: params.id }), {
-        detail: doc({ summary: "Delete a connection", description: "Refused with 409 while pipelines use it.", response: { one: DeleteResult } }),
+        detail: doc({
+          summary: "Delete a connection",
+          description: "Refused with 409 while pipelines use it.",
+          response: { one: DeleteResult },
+          errors: { conflict: "pipelines use the connection" },
+        }),
       })
       .post(`${base}/:id/test-connection`, ({ call, params }) => connections.testConnection(svc, { ...call, id: params.id }), {
         detail: doc({
