@@ -114,7 +114,9 @@ export function describe(d: RouteDescription): Json {
   if (d.query) {
     // Named shapes inside a query land in $defs; buildDocument() points them at components (or inlines their input form).
     const converted = z.toJSONSchema(d.query, { io: "input", unrepresentable: "any", override }) as Json;
-    const js = JSON.parse(JSON.stringify(converted).replaceAll('"#/$defs/', `"${SCHEMAS}`)) as Json;
+    // A named query shape converts to a reference to itself; its members are in its definition.
+    const root = typeof converted.$ref === "string" ? (converted.$defs as Record<string, Json>)[converted.$ref.slice("#/$defs/".length)]! : converted;
+    const js = JSON.parse(JSON.stringify(root).replaceAll('"#/$defs/', `"${SCHEMAS}`)) as Json;
     const props = (js.properties ?? {}) as Record<string, Json>;
     const required = (js.required ?? []) as string[];
     for (const [name, schema] of Object.entries(props)) {
