@@ -229,6 +229,10 @@ describe("/openapi.json", () => {
       ((operation(method, path)?.parameters ?? []) as Json[]).filter((p) => p.in === "query").map((p) => p.name);
     expect(queryNames("GET", "/pipelines")).toEqual(expect.arrayContaining(["clientId", "connectionName", "clientName", "direction", "isActive"]));
     expect(queryNames("GET", "/connections")).toEqual(expect.arrayContaining(["type", "name"]));
+    // A named query shape lists its members too.
+    expect(queryNames("GET", "/documents/object")).toEqual(["connectionId", "path"]);
+    expect(queryNames("DELETE", "/documents/folder")).toEqual(["connectionId", "path", "force"]);
+    expect(queryNames("DELETE", "/webhooks/zapier/pipeline-run-events/unsubscribe")).toEqual(expect.arrayContaining(["id", "targetUrl"]));
     // Every list answers page and limit (DESIGN.md: page from 1, limit default 20, max 100).
     for (const path of ["/connections", "/clients", "/schemas", "/pipelines", "/webhooks"]) {
       expect(queryNames("GET", path), `GET ${path} documents page and limit`).toEqual(expect.arrayContaining(["page", "limit"]));
