@@ -157,12 +157,9 @@ function withPathErrors(responses: Record<string, Json>, idParams: string[]): Re
   const description = existing
     ? existing.replace("(`not_found`): ", `(\`not_found\`): ${named}; `)
     : `Not found in this workspace (\`not_found\`): ${named}.`;
-  const out: Record<string, Json> = {};
-  // Kept in status order, as the rest of the document lists them.
-  for (const [status, r] of Object.entries({ ...responses, 404: { description, content: errorContent() } }).sort(byStatus)) out[status] = r;
-  return out;
+  // Status codes are integer-like keys: objects list them in ascending order whatever the order of insertion.
+  return { ...responses, 404: { description, content: errorContent() } };
 }
-const byStatus = ([a]: [string, unknown], [b]: [string, unknown]) => (a === "default" ? 1 : b === "default" ? -1 : Number(a) - Number(b));
 
 export function buildDocument(routes: DocumentedRoute[], info: { publicUrl: string; version: string }): Json {
   const named = new NamedSchemas();
