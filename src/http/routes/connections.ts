@@ -4,8 +4,13 @@ import type { ServiceContext } from "../../services/context";
 import { DeleteResult } from "../../services/shared/shapes";
 import { VERSION_RULES } from "../../domain/versions";
 import { type Call, callPlugin, type HttpOptions, presenter } from "../call";
-import { describe, type RouteDescription } from "../openapi";
+import { describe, type RouteDescription, type RouteErrors } from "../openapi";
 import { bareList } from "./lists";
+
+const SAVE_ERRORS: RouteErrors = {
+  not_found: "no SFTP server `sftpServerDataId`",
+  conflict: "a connection with this `name` exists, or the `sftpUsername` is taken on the hosted SFTP server",
+};
 
 /** /connections, and the legacy /clients aliases with identical behaviour. */
 export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
@@ -33,7 +38,7 @@ export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
           summary: "Create a connection",
           body: connections.CreateConnectionInput,
           response: { one: connections.Connection },
-          errors: { not_found: "no SFTP server `sftpServerDataId`", conflict: "a connection with this `name` exists, or the `sftpUsername` is taken on the hosted SFTP server" },
+          errors: SAVE_ERRORS,
         }),
       })
       .get(`${base}/:id`, async ({ call, params }) => present(call, await connections.getConnection(svc, { ...call, id: params.id })), {
@@ -49,7 +54,7 @@ export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
             description: "Members left out keep their value; null clears one. `name` is required.",
             body: connections.UpdateConnectionInput,
             response: { one: connections.Connection },
-            errors: { not_found: "no SFTP server `sftpServerDataId`", conflict: "a connection with this `name` exists, or the `sftpUsername` is taken on the hosted SFTP server" },
+            errors: SAVE_ERRORS,
           }),
         },
       )
