@@ -342,7 +342,7 @@ beforeAll(async () => {
   const webhook = await h.ok(ws, "POST", "/webhooks", { name: "Owner hook", url: "https://hooks.example.com/a" });
   const pipeline = await h.ok(ws, "POST", "/pipelines", { name: "Owner pipeline", clientId: conn.id, schemaId: schema.id, webhookIds: [webhook.id] });
   Object.assign(ids, { connection: conn.id, schema: schema.id, webhook: webhook.id, pipeline: pipeline.id });
-  const doc = (await h.request("GET", "/openapi.json")).body as { components?: { schemas?: Record<string, unknown> } };
+  const doc = (await h.request("GET", "/openapi.json")).body as { components?: { schemas?: Record<string, unknown>; requestBodies?: Record<string, unknown> } };
   const names = new Set<string>();
   const walk = (s: unknown) => {
     if (!s || typeof s !== "object") return;
@@ -351,6 +351,7 @@ beforeAll(async () => {
     for (const v of Object.values(s)) walk(v);
   };
   walk(doc.components?.schemas);
+  walk(doc.components?.requestBodies);
   vocabulary = [...names].sort();
   expect(vocabulary).toContain("fieldMappings");
 });

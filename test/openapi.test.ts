@@ -56,12 +56,12 @@ describe("/openapi.json", () => {
     expect(doc.security).toEqual([{ apiKey: [] }]);
   });
 
-  test("every REST route of the app has an operation with a 200 and a default response", () => {
+  test("every REST route of the app has an operation with a 200, its 4xx errors and a default response", () => {
     const routes = restRoutes();
     expect(routes.length).toBeGreaterThanOrEqual(27);
     const missing = routes.filter((r) => {
       const op = operation(r.method, r.path);
-      return !op?.responses?.["200"] || !op.responses.default;
+      return !op?.responses?.["200"] || !op.responses.default || !op.responses["400"] || !op.responses["401"] || !op.responses["429"];
     });
     expect(missing.map((r) => `${r.method} ${r.path}`), "routes without a documented operation").toEqual([]);
   });
@@ -109,7 +109,7 @@ describe("/openapi.json", () => {
     expect(refs.filter((r) => r.startsWith("#/components/schemas/")).length).toBeGreaterThan(0);
   });
 
-  test("request bodies of POST and PATCH routes reference the named input shapes", () => {
+  test("request bodies of POST and PATCH routes reference the named input shapes, written out as request bodies", () => {
     const expected: Record<string, string> = {
       "POST /connections": "CreateConnectionInput",
       "PATCH /connections/:id": "UpdateConnectionInput",
@@ -147,21 +147,76 @@ describe("/openapi.json", () => {
         continue;
       }
       expect(expected[key], `${key} has no expected input shape in this test`).toBeDefined();
-      expect(body?.required, key).toBe(true);
-      expect(body?.content?.["application/json"]?.schema, key).toEqual({ $ref: `#/components/schemas/${expected[key]}` });
+      expect(body, key).toEqual({ $ref: `#/components/requestBodies/${expected[key]}` });
+      const named = doc.components.requestBodies[expected[key]!];
+      expect(named?.required, key).toBe(true);
+      expect(named?.content?.["application/json"]?.schema?.type, key).toBe("object");
     }
   });
 
   test("input shapes are described as a client sends them: defaults are optional, outputs are not mixed in", () => {
     const s = doc.components.schemas;
-    expect([...s.CreatePipelineInput.required].sort()).toEqual(["clientId", "name", "schemaId"]);
-    expect(s.CreatePipelineInput.properties.direction.default).toBe("inbound");
-    expect(s.CreateConnectionInput.required).toEqual(["name"]);
-    expect(s.CreateConnectionInput.properties.sftpPassword).toBeDefined();
-    expect(s.CreateConnectionInput.properties.credentialsSet).toBeUndefined();
+    const input = (id: string) => doc.components.requestBodies[id].content["application/json"].schema;
+    expect([...input("CreatePipelineInput").required].sort()).toEqual(["clientId", "name", "schemaId"]);
+    expect(input("CreatePipelineInput").properties.direction.default).toBe("inbound");
+    // A named shape that reads differently as input (it has defaults) is written out in its input form.
+    expect(input("CreatePipelineInput").properties.mappings.required).toBeUndefined();
+    expect(input("CreatePipelineInput").properties.mappings.properties.fieldMappings.default).toEqual([]);
+    expect(s.PipelineMappings.required).toEqual(expect.arrayContaining(["fieldMappings", "options", "validations"]));
+    expect(input("SearchFilesInput").required).toEqual(["pipelineRunIds"]);
+    expect(input("CreateConnectionInput").required).toEqual(["name"]);
+    expect(input("CreateConnectionInput").properties.sftpPassword).toBeDefined();
+    expect(input("CreateConnectionInput").properties.credentialsSet).toBeUndefined();
     expect(s.Connection.properties.credentialsSet).toBeDefined();
     expect(s.Connection.properties.sftpPassword?.deprecated).toBe(true);
     expect(s.Error.required).toEqual(["message", "statusCode", "error"]);
+  });
+
+  test("a shared schema has no optional member with a default: tools read a default there as always present", () => {
+    // openapi-typescript (by default) makes a member with a `default` required everywhere but in parameters and
+    // request bodies; so every optional member with a default must live in a request body or a parameter.
+    const offenders: string[] = [];
+    const walk = (v: Json, at: string) => {
+      if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${at}/${i}`));
+      if (!v || typeof v !== "object") return;
+      for (const [name, prop] of Object.entries((v.properties ?? {}) as Record<string, Json>)) {
+        if (prop && typeof prop === "object" && "default" in prop && !(v.required ?? []).includes(name)) offenders.push(`${at}/properties/${name}`);
+      }
+      for (const [k, x] of Object.entries(v)) walk(x, `${at}/${k}`);
+    };
+    walk(doc.components.schemas, "#/components/schemas");
+    walk(doc.components.responses, "#/components/responses");
+    for (const [path, ops] of Object.entries(doc.paths)) for (const [m, op] of Object.entries(ops as Json)) walk((op as Json).responses, `${m} ${path}`);
+    expect(offenders).toEqual([]);
+    expect(Object.keys(doc.components.requestBodies).length).toBeGreaterThanOrEqual(20);
+  });
+
+  test("errors are declared per status with the one error body: shared ones by reference, a route's own with their cause", () => {
+    const ops = Object.entries(doc.paths).flatMap(([path, o]) => Object.entries(o as Json).map(([m, op]) => ({ key: `${m.toUpperCase()} ${path}`, op: op as Json })));
+    for (const { key, op } of ops) {
+      expect(op.responses["401"], key).toEqual({ $ref: "#/components/responses/Unauthorized" });
+      expect(op.responses["410"], key).toEqual({ $ref: "#/components/responses/Sunset" });
+      expect(op.responses["429"], key).toEqual({ $ref: "#/components/responses/RateLimited" });
+      expect(op.responses.default, key).toEqual({ $ref: "#/components/responses/Unexpected" });
+      for (const [status, r] of Object.entries(op.responses as Record<string, Json>)) {
+        if (status === "200" || r.$ref) continue;
+        expect(r.content, `${key} ${status}`).toEqual({ "application/json": { schema: { $ref: "#/components/schemas/Error" } } });
+      }
+      expect(op.responses["400"].description, key).toContain("Service-Version");
+      if (/\{\w*id\}/i.test(key)) expect(op.responses["404"]?.description, key).toMatch(/in the path names nothing/);
+      expect(Boolean(op.responses["413"]), `${key} 413`).toBe(Boolean(op.requestBody) || key.startsWith("DELETE /webhooks/zapier"));
+    }
+    const responses = (method: string, path: string) => operation(method, path).responses;
+    expect(Object.keys(responses("DELETE", "/connections/:id"))).toEqual(["200", "400", "401", "404", "409", "410", "429", "default"]);
+    expect(responses("POST", "/pipelines")["404"].description).toContain("`clientId`");
+    expect(responses("POST", "/pipelines")["400"].description).toContain("feature_not_enabled");
+    expect(responses("POST", "/documents/move")["403"].description).toContain("admin key");
+    expect(responses("POST", "/pipelines/:id/runs")["413"].description).toContain("MAX_UPLOAD_BYTES");
+    expect(responses("PUT", "/outbound/uploads/:uploadId/parts/:partNumber")["413"].description).toContain("OUTBOUND_MAX_PART_BYTES");
+    expect(responses("GET", "/pipeline-runs")["404"]).toBeUndefined();
+    for (const name of ["Unauthorized", "Sunset", "RateLimited", "Unexpected"]) {
+      expect(doc.components.responses[name].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
+    }
   });
 
   test("list responses are shaped as the routes answer: bare arrays or {data, pagination}", () => {
@@ -174,6 +229,10 @@ describe("/openapi.json", () => {
       ((operation(method, path)?.parameters ?? []) as Json[]).filter((p) => p.in === "query").map((p) => p.name);
     expect(queryNames("GET", "/pipelines")).toEqual(expect.arrayContaining(["clientId", "connectionName", "clientName", "direction", "isActive"]));
     expect(queryNames("GET", "/connections")).toEqual(expect.arrayContaining(["type", "name"]));
+    // A named query shape lists its members too.
+    expect(queryNames("GET", "/documents/object")).toEqual(["connectionId", "path"]);
+    expect(queryNames("DELETE", "/documents/folder")).toEqual(["connectionId", "path", "force"]);
+    expect(queryNames("DELETE", "/webhooks/zapier/pipeline-run-events/unsubscribe")).toEqual(expect.arrayContaining(["id", "targetUrl"]));
     // Every list answers page and limit (DESIGN.md: page from 1, limit default 20, max 100).
     for (const path of ["/connections", "/clients", "/schemas", "/pipelines", "/webhooks"]) {
       expect(queryNames("GET", path), `GET ${path} documents page and limit`).toEqual(expect.arrayContaining(["page", "limit"]));
@@ -185,8 +244,10 @@ describe("/openapi.json", () => {
   test("real responses fit the shapes the document declares for them", async () => {
     const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
     ajv.addSchema({ $id: "https://fps.test/openapi.json", components: doc.components });
-    const check = (method: string, path: string, status: "200" | "default", body: unknown) => {
-      const schema = operation(method, path)?.responses?.[status]?.content?.["application/json"]?.schema;
+    const check = (method: string, path: string, status: string, body: unknown) => {
+      let response = operation(method, path)?.responses?.[status];
+      if (response?.$ref) response = doc.components.responses[response.$ref.split("/").pop()];
+      const schema = response?.content?.["application/json"]?.schema;
       expect(schema, `${method} ${path} ${status}`).toBeDefined();
       const validate = ajv.compile({ $id: `https://fps.test/check/${method}${path}/${status}`, ...rewrite(schema) });
       expect(validate(body), `${method} ${path}: ${ajv.errorsText(validate.errors)}`).toBe(true);
@@ -242,11 +303,9 @@ describe("/openapi.json", () => {
     check("DELETE", "/documents/folder", "200", (await h.api(ws, "DELETE", docs("/folder?path=e"))).body);
     const refusedDocument = await h.api(ws, "POST", "/documents/upload-complete", { connectionId: conn.body.id, path: "../x", uploadId: "u", parts: [{ partNumber: 1, etag: "e" }] });
     expect(refusedDocument.status).toBe(400);
-    check("POST", "/documents/upload-complete", "default", refusedDocument.body);
+    check("POST", "/documents/upload-complete", "400", refusedDocument.body);
     const preferencesPath = `/notifications/preferences/${conn.body.id}`;
-    expect(operation("PUT", "/notifications/preferences/:clientId")?.requestBody?.content?.["application/json"]?.schema).toEqual({
-      $ref: "#/components/schemas/PutNotificationPreferencesInput",
-    });
+    expect(operation("PUT", "/notifications/preferences/:clientId")?.requestBody).toEqual({ $ref: "#/components/requestBodies/PutNotificationPreferencesInput" });
     const preferences = await h.api(ws, "PUT", preferencesPath, {
       preferences: [{ eventType: "PIPELINE_RUN_FAILED", channel: "SMS", isEnabled: true, recipients: ["+15551234567"], metadata: { team: "ops" } }],
     });
@@ -262,15 +321,13 @@ describe("/openapi.json", () => {
     const arrivals = await h.api(ws, "GET", `/connections/${conn.body.id}/arrivals?outcome=rejected`);
     expect(arrivals.body.data).toHaveLength(1);
     check("GET", "/connections/:id/arrivals", "200", arrivals.body);
-    check("GET", "/connections/:id/arrivals", "default", (await h.api(ws, "GET", `/connections/${conn.body.id}/arrivals?outcome=lost`)).body);
+    check("GET", "/connections/:id/arrivals", "400", (await h.api(ws, "GET", `/connections/${conn.body.id}/arrivals?outcome=lost`)).body);
     expect(
       ((operation("GET", "/connections/:id/arrivals")?.parameters ?? []) as Json[]).filter((p) => p.in === "query").map((p) => p.name),
     ).toEqual(expect.arrayContaining(["page", "limit", "outcome"]));
     // Outbound uploads: a session, a part (PUT takes the rows array), its status, completion, and a refusal.
     await h.api(ws, "POST", "/pipelines", { name: "Out", clientId: conn.body.id, schemaId: schema.body.id, direction: "outbound" });
-    expect(operation("PUT", "/outbound/uploads/:uploadId/parts/:partNumber")?.requestBody?.content?.["application/json"]?.schema).toEqual({
-      $ref: "#/components/schemas/OutboundPartRows",
-    });
+    expect(operation("PUT", "/outbound/uploads/:uploadId/parts/:partNumber")?.requestBody).toEqual({ $ref: "#/components/requestBodies/OutboundPartRows" });
     const upload = await h.api(ws, "POST", "/outbound/uploads", { connectionName: "Documented", pipelineName: "Out", totalParts: 1 });
     check("POST", "/outbound/uploads", "200", upload.body);
     const uploadPath = `/outbound/uploads/${upload.body.uploadId}`;
@@ -280,10 +337,13 @@ describe("/openapi.json", () => {
     check("GET", "/outbound/uploads/:uploadId", "200", (await h.api(ws, "GET", uploadPath)).body);
     const refusedPart = await h.api(ws, "PUT", `${uploadPath}/parts/2`, []);
     expect(refusedPart.status).toBe(409);
-    check("PUT", "/outbound/uploads/:uploadId/parts/:partNumber", "default", refusedPart.body);
+    check("PUT", "/outbound/uploads/:uploadId/parts/:partNumber", "409", refusedPart.body);
     const refused = await h.api(ws, "POST", "/connections", { name: "" });
     expect(refused.status).toBe(400);
-    check("POST", "/connections", "default", refused.body);
+    check("POST", "/connections", "400", refused.body);
+    const unknownKey = await h.request("GET", "/connections", { key: "fps_nope_nope" });
+    expect(unknownKey.status).toBe(401);
+    check("GET", "/connections", "401", unknownKey.body);
   });
 });
 

@@ -4,8 +4,13 @@ import type { ServiceContext } from "../../services/context";
 import { DeleteResult } from "../../services/shared/shapes";
 import { VERSION_RULES } from "../../domain/versions";
 import { type Call, callPlugin, type HttpOptions, presenter } from "../call";
-import { describe, type RouteDescription } from "../openapi";
+import { describe, type RouteDescription, type RouteErrors } from "../openapi";
 import { bareList } from "./lists";
+
+const SAVE_ERRORS: RouteErrors = {
+  not_found: "no SFTP server `sftpServerDataId`",
+  conflict: "a connection with this `name` exists, or the `sftpUsername` is taken on the hosted SFTP server",
+};
 
 /** /connections, and the legacy /clients aliases with identical behaviour. */
 export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
@@ -29,7 +34,12 @@ export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
         { detail: doc({ summary: "List connections", query: connections.ListConnectionsQuery, response: { arrayOf: connections.Connection } }) },
       )
       .post(base, async ({ call, input }) => present(call, await connections.createConnection(svc, { ...call, input: input as never })), {
-        detail: doc({ summary: "Create a connection", body: connections.CreateConnectionInput, response: { one: connections.Connection } }),
+        detail: doc({
+          summary: "Create a connection",
+          body: connections.CreateConnectionInput,
+          response: { one: connections.Connection },
+          errors: SAVE_ERRORS,
+        }),
       })
       .get(`${base}/:id`, async ({ call, params }) => present(call, await connections.getConnection(svc, { ...call, id: params.id })), {
         detail: doc({ summary: "Get a connection", response: { one: connections.Connection } }),
@@ -44,11 +54,17 @@ export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
             description: "Members left out keep their value; null clears one. `name` is required.",
             body: connections.UpdateConnectionInput,
             response: { one: connections.Connection },
+            errors: SAVE_ERRORS,
           }),
         },
       )
       .delete(`${base}/:id`, ({ call, params }) => connections.deleteConnection(svc, { ...call, id: params.id }), {
-        detail: doc({ summary: "Delete a connection", description: "Refused with 409 while pipelines use it.", response: { one: DeleteResult } }),
+        detail: doc({
+          summary: "Delete a connection",
+          description: "Refused with 409 while pipelines use it.",
+          response: { one: DeleteResult },
+          errors: { conflict: "pipelines use the connection" },
+        }),
       })
       .post(`${base}/:id/test-connection`, ({ call, params }) => connections.testConnection(svc, { ...call, id: params.id }), {
         detail: doc({

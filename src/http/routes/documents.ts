@@ -2,11 +2,20 @@ import { Elysia } from "elysia";
 import type { ServiceContext } from "../../services/context";
 import * as documents from "../../services/documents";
 import { callPlugin, type HttpOptions } from "../call";
-import { describe, type RouteDescription } from "../openapi";
+import { describe, type RouteDescription, type RouteErrors } from "../openapi";
 
 const PROTECTED =
   " Inside a pipeline-backed folder (`inbound` when the connection has an inbound pipeline, `outbound` when it has an outbound one) this needs `force: true` and an admin key: 409 without force, 403 with force and a member key; nothing changes.";
 const PATHS = " Paths are relative to the connection's space; `..`, a leading `/`, NUL or control characters and backslashes are a 400 naming the field.";
+
+const NO_CONNECTION = "no connection `connectionId`";
+const GUARDED = "in a pipeline-backed folder with `force: true`, and the key is not an admin key";
+/** The errors of a change inside a connection's space: `conflict` names what else the route refuses. */
+const changing = (conflict: string | null, notFound?: string): RouteErrors => ({
+  not_found: notFound ? `${NO_CONNECTION}, or ${notFound}` : NO_CONNECTION,
+  conflict: `${conflict ? `${conflict}, or ` : ""}the path is in a pipeline-backed folder and \`force\` is not true`,
+  forbidden: GUARDED,
+});
 
 /** The documents API: a connection-scoped file manager over its space (docs/decisions/documents.md). */
 export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
@@ -24,6 +33,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
           PATHS,
         body: documents.UploadUrlInput,
         response: { one: documents.UploadTicket },
+        errors: changing("a file would be where a folder is, or the reverse"),
       }),
     })
     .post("/documents/upload-complete", ({ call, input }) => documents.completeUpload(svc, { ...call, input: input as never }), {
@@ -34,6 +44,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
           PROTECTED,
         body: documents.CompleteUploadInput,
         response: { one: documents.DocumentObject },
+        errors: changing("a folder is at the path now", "no such upload for this path and connection"),
       }),
     })
     .post("/documents/upload-abort", ({ call, input }) => documents.abortUpload(svc, { ...call, input: input as never }), {
@@ -42,6 +53,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         description: "Removes the parts uploaded so far; the part links stop working. Aborting twice is harmless.",
         body: documents.AbortUploadInput,
         response: { one: documents.AbortUploadResult },
+        errors: { not_found: NO_CONNECTION },
       }),
     })
     .get("/documents", ({ call, query }) => documents.listDocuments(svc, { ...call, input: query as never }), {
@@ -52,10 +64,16 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
           PATHS,
         query: documents.ListDocumentsInput,
         response: { one: documents.DocumentListing },
+        errors: { not_found: `${NO_CONNECTION}, or no folder at \`path\`` },
       }),
     })
     .get("/documents/object", ({ call, query }) => documents.getDocument(svc, { ...call, input: query as never }), {
-      detail: doc({ summary: "An object's metadata", query: documents.DocumentPathInput, response: { one: documents.DocumentObject } }),
+      detail: doc({
+        summary: "An object's metadata",
+        query: documents.DocumentPathInput,
+        response: { one: documents.DocumentObject },
+        errors: { not_found: `${NO_CONNECTION}, or no object at \`path\`` },
+      }),
     })
     .get("/documents/download-url", ({ call, query }) => documents.getDownloadUrl(svc, { ...call, input: query as never }), {
       detail: doc({
@@ -63,6 +81,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         description: "A presigned GET link, usable without the API key until `expiresIn` seconds have passed (FILE_LINK_TTL_SECONDS); served as an attachment named after the object.",
         query: documents.DocumentPathInput,
         response: { one: documents.FileLink },
+        errors: { not_found: `${NO_CONNECTION}, or no object at \`path\`` },
       }),
     })
     .post("/documents/folders", ({ call, input }) => documents.createFolder(svc, { ...call, input: input as never }), {
@@ -71,6 +90,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         description: "Parents are made as needed; an existing folder answers `created: false`. A file at the path or at a parent is a 409." + PROTECTED + PATHS,
         body: documents.CreateFolderInput,
         response: { one: documents.DocumentFolder },
+        errors: changing("a file is at the path or at a parent"),
       }),
     })
     .post("/documents/move", ({ call, input }) => documents.moveDocument(svc, { ...call, input: input as never }), {
@@ -79,6 +99,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         description: "`to` is the new path itself and must not exist (409); a folder moves with everything in it and cannot move into itself (400)." + PROTECTED + PATHS,
         body: documents.MoveDocumentInput,
         response: { one: documents.MoveDocumentResult },
+        errors: { ...changing("something exists at `to`", "nothing at `from`"), invalid_input: "a folder moved into itself" },
       }),
     })
     .post("/documents/rename", ({ call, input }) => documents.renameDocument(svc, { ...call, input: input as never }), {
@@ -87,6 +108,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         description: "A move within the same folder: `name` is the new last segment (no '/')." + PROTECTED,
         body: documents.RenameDocumentInput,
         response: { one: documents.MoveDocumentResult },
+        errors: changing("something exists with the new `name`", "nothing at `path`"),
       }),
     })
     .delete("/documents/object", ({ call, query }) => documents.deleteDocument(svc, { ...call, input: query as never }), {
@@ -95,6 +117,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         description: "404 when there is no object at `path`; its folder stays." + PROTECTED,
         query: documents.DeleteDocumentInput,
         response: { one: documents.DeleteDocumentResult },
+        errors: changing(null, "no object at `path`"),
       }),
     })
     .delete("/documents/folder", ({ call, query }) => documents.deleteFolder(svc, { ...call, input: query as never }), {
@@ -103,6 +126,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         description: "404 when there is no such folder." + PROTECTED,
         query: documents.DeleteDocumentInput,
         response: { one: documents.DeleteDocumentResult },
+        errors: changing(null, "no folder at `path`"),
       }),
     })
     .post("/documents/bulk-delete", ({ call, input }) => documents.bulkDelete(svc, { ...call, input: input as never }), {
@@ -112,6 +136,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
           "One result per path, in order; a missing or protected path fails on its own line and the others are still deleted. A malformed path refuses the whole request (400 naming `paths[i]`).",
         body: documents.BulkDeleteInput,
         response: { one: documents.BulkDeleteResult },
+        errors: { not_found: NO_CONNECTION },
       }),
     });
 }

@@ -16,6 +16,10 @@ export function fileRoutes(svc: ServiceContext, http: HttpOptions) {
         `A presigned GET link, usable without the API key until \`expiresIn\` seconds have passed; an altered or expired link is refused with 403.` +
         (which === "processed" ? " The file is named after the received one (`orders.csv` -> `orders.processed.json`). 409 while the run has no processed file." : ""),
       response: { one: files.FileLink },
+      errors: {
+        not_found: `the run's ${which} file is no longer stored`,
+        ...(which === "processed" ? { conflict: "the run has no processed file (yet)" } : {}),
+      },
     }),
   });
   return new Elysia({ name: "routes:files" })
@@ -31,6 +35,7 @@ export function fileRoutes(svc: ServiceContext, http: HttpOptions) {
           "Runs without a processed JSON file yet are skipped and not counted in `filesSearched`.",
         body: files.SearchFilesInput,
         response: { one: files.SearchFilesResult },
+        errors: { not_found: "a run in `pipelineRunIds` (the message names it)" },
       }),
     })
     .get(
@@ -47,21 +52,19 @@ export function fileRoutes(svc: ServiceContext, http: HttpOptions) {
         });
       },
       {
-        detail: {
-          ...doc({
-            summary: "Fetch a processed JSON file",
-            description:
-              "By `pipelineRunId`, or by `filename` (the newest processed run of the workspace with that processed or received name). " +
-              "The body is the file itself: a JSON array of the rows, one per line. With `offset` and/or `limit` only those rows are returned, still as a JSON array. " +
-              "The run's id is in the `X-Pipeline-Run-Id` header. 409 while the run has no processed JSON file.",
-            query: files.ProcessedJsonQuery,
-            response: { one: files.FileLink },
-          }),
-          responses: {
-            200: { description: "The processed file", content: { "application/json": { schema: { type: "array", items: { type: "object" } } } } },
-            default: { description: "Error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
+        detail: doc({
+          summary: "Fetch a processed JSON file",
+          description:
+            "By `pipelineRunId`, or by `filename` (the newest processed run of the workspace with that processed or received name). " +
+            "The body is the file itself: a JSON array of the rows, one per line. With `offset` and/or `limit` only those rows are returned, still as a JSON array. " +
+            "The run's id is in the `X-Pipeline-Run-Id` header. 409 while the run has no processed JSON file.",
+          query: files.ProcessedJsonQuery,
+          response: { json: { type: "array", items: { type: "object" } }, description: "The processed file" },
+          errors: {
+            not_found: "no pipeline run `pipelineRunId`, no processed file named `filename`, or its file is no longer stored",
+            conflict: "the run has no processed JSON file (yet)",
           },
-        },
+        }),
       },
     )
     .get("/pipeline-runs/delta", ({ call, query }) => delta.getRunDelta(svc, { ...call, query }), {
@@ -73,6 +76,11 @@ export function fileRoutes(svc: ServiceContext, http: HttpOptions) {
           "Runs of different pipelines are a 400; a run without a processed JSON file is a 409. `changes` are ordered by rowIndex (removed first at equal index) and paged with `page`/`limit`.",
         query: delta.DeltaQuery,
         response: { one: delta.RunDelta },
+        errors: {
+          invalid_input: "the two runs belong to different pipelines",
+          not_found: "no run `baseRunId` or `compareRunId`, or its processed file is no longer stored",
+          conflict: "a run has no processed JSON file (yet), or one changed while it was read",
+        },
       }),
     });
 }

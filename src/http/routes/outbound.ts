@@ -24,6 +24,11 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
           "`outputFilename` is the exact delivered name (the format's extension appended when it has none); without it the file is delivered as `filename` with the format's extension.",
         body: outbound.CreateOutboundUploadInput,
         response: { one: outbound.OutboundUploadCreated },
+        errors: {
+          invalid_input: "the pipeline's direction is not `outbound`",
+          not_found: "no connection named `connectionName` (or `clientName`), or no pipeline named `pipelineName`",
+          conflict: "the pipeline is inactive",
+        },
       }),
     })
     .get("/outbound/uploads/:uploadId", ({ call, params }) => outbound.getOutboundUpload(svc, { ...call, uploadId: params.uploadId }), {
@@ -51,6 +56,11 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
             "A part number outside 1..totalParts, or a body that is not an array of objects, is a 400; a session that is no longer `initiated` is a 409.",
           body: outbound.OutboundPartRows,
           response: { one: outbound.OutboundPartReceived },
+          errors: {
+            invalid_input: "a part number outside 1..totalParts",
+            conflict: "the session is no longer `initiated` (completed, failed or expired)",
+            payload_too_large: "the part is over OUTBOUND_MAX_PART_BYTES; send the rows in more parts",
+          },
         }),
       },
     )
@@ -66,6 +76,10 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
             "Completing again answers the same run; it never starts a second one.",
           body: outbound.CompleteOutboundUploadInput,
           response: { one: outbound.OutboundUploadCompleted },
+          errors: {
+            invalid_input: "`parts` does not list every part 1..totalParts once, or one was not received",
+            conflict: "the session failed or expired, or a part is no longer stored",
+          },
         }),
       },
     );

@@ -3,8 +3,14 @@ import type { ServiceContext } from "../../services/context";
 import * as pipelines from "../../services/pipelines";
 import { DeleteResult } from "../../services/shared/shapes";
 import { callPlugin, type HttpOptions, presenter } from "../call";
-import { describe, type RouteDescription } from "../openapi";
+import { describe, type RouteDescription, type RouteErrors } from "../openapi";
 import { bareList } from "./lists";
+
+const SAVE_ERRORS: RouteErrors = {
+  feature_not_enabled: "aggregated mappings (`sources`) while the workspace's `aggregated-mappings` feature is off (`feature_not_enabled`)",
+  not_found: "no connection `clientId`, schema `schemaId` or webhook in `webhookIds`",
+  conflict: "a pipeline with this `name` exists",
+};
 
 export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
   // A pipeline from the read cache is presented once (the same for every version).
@@ -16,7 +22,12 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
       detail: doc({ summary: "List pipelines", query: pipelines.ListPipelinesQuery, response: { arrayOf: pipelines.Pipeline } }),
     })
     .post("/pipelines", async ({ call, input }) => pipelines.presentPipeline(await pipelines.createPipeline(svc, { ...call, input: input as never })), {
-      detail: doc({ summary: "Create a pipeline", body: pipelines.CreatePipelineInput, response: { one: pipelines.Pipeline } }),
+      detail: doc({
+        summary: "Create a pipeline",
+        body: pipelines.CreatePipelineInput,
+        response: { one: pipelines.Pipeline },
+        errors: SAVE_ERRORS,
+      }),
     })
     .get("/pipelines/:id", async ({ call, params }) => present(await pipelines.getPipeline(svc, { ...call, id: params.id }), call.version), {
       detail: doc({ summary: "Get a pipeline", response: { one: pipelines.Pipeline } }),
@@ -31,6 +42,7 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
           description: "Members left out keep their value; `mappings` and `webhookIds` replace what was there.",
           body: pipelines.UpdatePipelineInput,
           response: { one: pipelines.Pipeline },
+          errors: SAVE_ERRORS,
         }),
       },
     )

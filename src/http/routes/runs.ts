@@ -75,6 +75,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
           summary: "Retry a failed pipeline run",
           description: "A new attempt of the same run with the pipeline and schema as they are now; only a `failed` run (409 otherwise).",
           response: { one: runs.PipelineRun },
+          errors: { conflict: "the run is not `failed`" },
         }),
       })
       .post(
@@ -99,19 +100,20 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
         },
         {
           parse: "none",
-          detail: {
-            ...doc({
-              summary: "Start a run with an uploaded file",
-              description:
-                "`multipart/form-data` with the file in the field `file`; streamed to storage as it arrives (at most MAX_UPLOAD_BYTES, 413 above). " +
-                "Answers the new run (`pending`). An inactive pipeline is a 409; an outbound pipeline takes its data through outbound uploads (400).",
-              response: { one: runs.PipelineRun },
-            }),
-            requestBody: {
-              required: true,
-              content: { "multipart/form-data": { schema: { $ref: `#/components/schemas/${z.globalRegistry.get(UploadRunForm)!.id}` } } },
+          detail: doc({
+            summary: "Start a run with an uploaded file",
+            description:
+              "`multipart/form-data` with the file in the field `file`; streamed to storage as it arrives (at most MAX_UPLOAD_BYTES, 413 above). " +
+              "Answers the new run (`pending`). An inactive pipeline is a 409; an outbound pipeline takes its data through outbound uploads (400).",
+            form: UploadRunForm,
+            response: { one: runs.PipelineRun },
+            errors: {
+              invalid_input: "no file part named `file`, a malformed form, or an outbound pipeline (it takes outbound uploads)",
+              conflict: "the pipeline is inactive",
+              payload_too_large: "the file is over MAX_UPLOAD_BYTES; nothing is kept",
+              unsupported_media_type: "send multipart/form-data with the file in the field `file`",
             },
-          },
+          }),
         },
       )
   );

@@ -19,6 +19,7 @@ export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
         description: "`definition` is checked against the JSON Schema meta-schema; a legacy `fields` array is ignored.",
         body: schemas.CreateSchemaInput,
         response: { one: schemas.Schema },
+        errors: { conflict: "a schema with this `name` exists" },
       }),
     })
     .get("/schemas/:id", async ({ call, params }) => schemas.presentSchema(await schemas.getSchema(svc, { ...call, id: params.id })), {
@@ -27,9 +28,21 @@ export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
     .patch(
       "/schemas/:id",
       async ({ call, params, input }) => schemas.presentSchema(await schemas.updateSchema(svc, { ...call, id: params.id, input: input as never })),
-      { detail: doc({ summary: "Update a schema", body: schemas.UpdateSchemaInput, response: { one: schemas.Schema } }) },
+      {
+        detail: doc({
+          summary: "Update a schema",
+          body: schemas.UpdateSchemaInput,
+          response: { one: schemas.Schema },
+          errors: { conflict: "a schema with this `name` exists" },
+        }),
+      },
     )
     .delete("/schemas/:id", ({ call, params }) => schemas.deleteSchema(svc, { ...call, id: params.id }), {
-      detail: doc({ summary: "Delete a schema", description: "Refused with 409 while pipelines use it.", response: { one: DeleteResult } }),
+      detail: doc({
+        summary: "Delete a schema",
+        description: "Refused with 409 while pipelines use it.",
+        response: { one: DeleteResult },
+        errors: { conflict: "pipelines use the schema" },
+      }),
     });
 }

@@ -24,6 +24,7 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
           "The response carries the signing secret; it is never returned again. Loopback, private and link-local targets are refused unless the service allows them.",
         body: webhooks.CreateWebhookInput,
         response: { one: webhooks.CreatedWebhook },
+        errors: { invalid_input: "a `url` on a loopback, private or link-local address (unless the service allows them)" },
       }),
     })
     .get(
@@ -46,6 +47,7 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
           summary: "Redeliver",
           description: "Sends the delivery's event again now, to its webhook as it is now, and answers the new attempt.",
           response: { one: webhooks.WebhookDelivery },
+          errors: { conflict: "the delivery's webhook was deleted or is inactive, or its event is no longer stored" },
         }),
       },
     )
@@ -56,6 +58,7 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
           "Registers a workspace-level PIPELINE_RUN_EVENT hook (every run event of the workspace) and answers it with its id and signing secret. A target answering 410 is unsubscribed.",
         body: webhooks.SubscribeInput,
         response: { one: webhooks.CreatedWebhook },
+        errors: { invalid_input: "no target URL, or different ones under its aliases; a loopback, private or link-local target" },
       }),
     })
     .delete(
@@ -78,6 +81,12 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
           description: "Removes the PIPELINE_RUN_EVENT hook with the given id, or every one with the given target URL (JSON body or query: id, targetUrl, hookUrl, url).",
           query: webhooks.UnsubscribeInput,
           response: { one: webhooks.UnsubscribeResult },
+          errors: {
+            invalid_input: "neither `id` nor a target URL, or a JSON body that is malformed",
+            not_found: "no subscription with that `id` or target URL",
+            payload_too_large: "a JSON body over MAX_JSON_BODY_BYTES",
+            unsupported_media_type: "a body that is not application/json",
+          },
         }),
       },
     )
@@ -87,7 +96,14 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
     .patch(
       "/webhooks/:id",
       async ({ call, params, input }) => webhooks.presentWebhook(await webhooks.updateWebhook(svc, { ...call, id: params.id, input: input as never })),
-      { detail: doc({ summary: "Update a webhook", body: webhooks.UpdateWebhookInput, response: { one: webhooks.Webhook } }) },
+      {
+        detail: doc({
+          summary: "Update a webhook",
+          body: webhooks.UpdateWebhookInput,
+          response: { one: webhooks.Webhook },
+          errors: { invalid_input: "a `url` on a loopback, private or link-local address (unless the service allows them)" },
+        }),
+      },
     )
     .post("/webhooks/:id/rotate-secret", ({ call, params }) => webhooks.rotateWebhookSecret(svc, { ...call, id: params.id }), {
       detail: doc({
