@@ -43,13 +43,13 @@ describe("the typed client", () => {
   });
 
   test("paginate walks every style: bare arrays with X-Total-Pages, {data, pagination}, and cursors", async () => {
-    for (let i = 0; i < 5; i++) await fps.api.POST("/connections", { body: { name: `Pager ${i}` } as never });
+    for (let i = 0; i < 5; i++) await fps.api.POST("/connections", { body: { name: `Pager ${i}` } });
     const names: string[] = [];
-    for await (const c of fps.paginate("/connections", { query: { limit: 2 } as never })) names.push(c.name);
+    for await (const c of fps.paginate("/connections", { query: { limit: 2 } })) names.push(c.name);
     expect(names.filter((n) => n.startsWith("Pager")).sort()).toEqual(["Pager 0", "Pager 1", "Pager 2", "Pager 3", "Pager 4"]);
-    for (let i = 0; i < 3; i++) await fps.api.POST("/schemas", { body: { name: `S${i}`, definition: { type: "object", properties: {} } } as never });
+    for (let i = 0; i < 3; i++) await fps.api.POST("/schemas", { body: { name: `S${i}`, definition: { type: "object", properties: {} } } });
     const schemas: string[] = [];
-    for await (const s of fps.paginate("/schemas", { query: { limit: 1 } as never })) schemas.push(s.name);
+    for await (const s of fps.paginate("/schemas", { query: { limit: 1 } })) schemas.push(s.name);
     expect(schemas.sort()).toEqual(["S0", "S1", "S2"]);
   });
 
@@ -68,7 +68,7 @@ describe("the typed client", () => {
     expect(processed.map((r: { sku: string }) => r.sku)).toEqual(["A-1", "B-2", "C-3"]);
     expect(await (await fps.download("original", run.id)).text()).toBe(ITEMS_CSV);
     const hits = [];
-    for await (const hit of fps.searchAll({ pipelineRunIds: [run.id], searchTerm: "nut", limit: 1 } as never)) hits.push(hit);
+    for await (const hit of fps.searchAll({ pipelineRunIds: [run.id], searchTerm: "nut", limit: 1 })) hits.push(hit);
     expect(hits.map((x) => x.rowData)).toEqual([{ sku: "B-2", qty: 10, name: "Nut" }]);
   });
 
@@ -82,13 +82,13 @@ describe("the typed client", () => {
   });
 
   test("uploadDocument sends a file through the presigned ticket and it lands in the space", async () => {
-    const { data: conn } = await fps.api.POST("/connections", { body: { name: "Docs partner" } as never });
+    const { data: conn } = await fps.api.POST("/connections", { body: { name: "Docs partner" } });
     const bytes = new Uint8Array(300_000).map((_, i) => i % 251);
     const obj = await fps.uploadDocument(new File([bytes], "blob.bin"), { connectionId: conn!.id, path: "reports" });
     expect(obj.path).toBe("reports/blob.bin");
     expect(obj.size).toBe(bytes.byteLength);
     const entries = [];
-    for await (const e of fps.paginate("/documents", { query: { connectionId: conn!.id, path: "reports" } as never })) entries.push(e.path);
+    for await (const e of fps.paginate("/documents", { query: { connectionId: conn!.id, path: "reports" } })) entries.push(e.path);
     expect(entries).toEqual(["reports/blob.bin"]);
   });
 

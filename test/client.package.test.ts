@@ -42,19 +42,20 @@ describe("@file-pipeline/client", () => {
             files: [join(dir, "example.ts")],
           }),
         );
-        const r = Bun.spawnSync([tsc, "-p", join(dir, "tsconfig.json")], { stdout: "pipe", cwd: PKG });
-        return r.stdout.toString();
+        const r = Bun.spawnSync([tsc, "-p", join(dir, "tsconfig.json")], { stdout: "pipe", stderr: "pipe", cwd: PKG });
+        return r.stdout.toString() + r.stderr.toString();
       };
       const example = readFileSync(join(PKG, "examples/integrate.ts"), "utf8");
       expect(program(example)).toBe("");
-      const wrong = program(example.replace('params: { path: { id: pipelineId } }', 'params: { path: { pipelineId } }'));
-      expect(wrong).toContain("error TS");
-      const badStatus = program(example.replace('status: "failed"', 'status: "broken"'));
-      expect(badStatus).toContain("error TS");
+      // Two mistakes an integrator could make: a path parameter by the wrong name, a status the service does not have.
+      const wrong = program(example.replace("params: { path: { id: pipelineId } }", "params: { path: { pipelineId } }").replace('status: "failed"', 'status: "broken"'));
+      expect(wrong).toContain("'pipelineId' does not exist");
+      expect(wrong).toContain('"broken"');
+      expect(wrong.match(/error TS/g)).toHaveLength(2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 300_000);
 
   test("the browser entry bundles for the browser without a Node module", async () => {
     const out = await Bun.build({ entrypoints: [join(PKG, "src/index.ts")], target: "browser", minify: true });

@@ -250,7 +250,7 @@ const COMMANDS: Record<string, Command> = {
     async run({ args, out }) {
       need(args, 1, this.usage);
       const entries: { kind: string; path: string; size?: number }[] = [];
-      for await (const e of client().paginate("/documents", { query: { connectionId: args[0]!, path: args[1] ?? "" } as never })) entries.push(e);
+      for await (const e of client().paginate("/documents", { query: { connectionId: args[0]!, path: args[1] ?? "" } })) entries.push(e);
       out.result(entries, () => (entries.length ? entries.map((e) => `${e.kind === "folder" ? "d" : "-"} ${String(e.size ?? "").padStart(12)}  ${e.path}`).join("\n") : "empty"));
     },
   },
@@ -272,7 +272,7 @@ const COMMANDS: Record<string, Command> = {
     async run({ args, flags, out }) {
       need(args, 2, this.usage);
       const fps = client();
-      const { data } = await fps.api.GET("/documents/download-url", { params: { query: { connectionId: args[0]!, path: args[1]! } as never } });
+      const { data } = await fps.api.GET("/documents/download-url", { params: { query: { connectionId: args[0]!, path: args[1]! } } });
       const res = await fetch((data as { url: string }).url);
       if (!res.ok) throw new Error(`download failed: ${res.status}`);
       await save(res, (flags.output as string | undefined) ?? args[1]!.split("/").pop(), out, args[1]!);
@@ -284,7 +284,7 @@ const COMMANDS: Record<string, Command> = {
     options: { force: { type: "boolean" } },
     async run({ args, flags, out }) {
       need(args, 2, this.usage);
-      await client().api.DELETE("/documents/object", { params: { query: { connectionId: args[0]!, path: args[1]!, force: Boolean(flags.force) } as never } });
+      await client().api.DELETE("/documents/object", { params: { query: { connectionId: args[0]!, path: args[1]!, force: Boolean(flags.force) } } });
       out.result({ deleted: args[1] }, () => `deleted ${args[1]}`);
     },
   },

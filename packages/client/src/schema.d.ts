@@ -967,53 +967,6 @@ export interface components {
         };
         /** @enum {string} */
         ConnectionType: "SFTP" | "EMAIL";
-        /** @description A customer's own SFTP endpoint. Folders are paths inside rootDirectory. */
-        SftpServerInput: {
-            host: string;
-            /** @default 22 */
-            port: number;
-            rootDirectory?: string;
-            inboundFolder?: string;
-            outboundFolder?: string;
-            /** @description Where files taken from inboundFolder are moved once their runs started; null (the default) leaves them in place. */
-            processedFolder?: string | null;
-        };
-        CreateConnectionInput: {
-            name: string;
-            type?: components["schemas"]["ConnectionType"];
-            useHostedSFTP?: boolean;
-            sftpUsername?: string | null;
-            sftpPassword?: string | null;
-            sftpPrivateKey?: string | null;
-            sftpPassphrase?: string | null;
-            awsUserName?: string | null;
-            awsPublicKey?: string | null;
-            awsPassword?: string | null;
-            ipWhitelist?: string[] | null;
-            sftpServerDataId?: string | null;
-            sftpServer?: components["schemas"]["SftpServerInput"];
-            emailAllowedFormats?: ("csv" | "tsv" | "txt" | "json" | "ndjson" | "xml")[];
-            emailAllowedSenders?: string[] | null;
-            emailSubjectFilter?: string | null;
-        };
-        UpdateConnectionInput: {
-            name: string;
-            type?: components["schemas"]["ConnectionType"];
-            useHostedSFTP?: boolean;
-            sftpUsername?: string | null;
-            sftpPassword?: string | null;
-            sftpPrivateKey?: string | null;
-            sftpPassphrase?: string | null;
-            awsUserName?: string | null;
-            awsPublicKey?: string | null;
-            awsPassword?: string | null;
-            ipWhitelist?: string[] | null;
-            sftpServerDataId?: string | null;
-            sftpServer?: components["schemas"]["SftpServerInput"];
-            emailAllowedFormats?: ("csv" | "tsv" | "txt" | "json" | "ndjson" | "xml")[];
-            emailAllowedSenders?: string[] | null;
-            emailSubjectFilter?: string | null;
-        };
         SftpServer: {
             id: string;
             hosted: boolean;
@@ -1145,34 +1098,6 @@ export interface components {
             options?: components["schemas"]["MappingOptions"];
             validations?: components["schemas"]["MappingValidations"];
         };
-        CreatePipelineInput: {
-            name: string;
-            /**
-             * @default {
-             *       "fieldMappings": [],
-             *       "options": {},
-             *       "validations": {}
-             *     }
-             */
-            mappings: components["schemas"]["PipelineMappings"];
-            clientId: string;
-            schemaId: string;
-            /** @default inbound */
-            direction: components["schemas"]["PipelineDirection"];
-            /** @default true */
-            isActive: boolean;
-            webhookIds?: string[];
-        };
-        UpdatePipelineInput: {
-            name?: string;
-            mappings?: components["schemas"]["PipelineMappingsPatch"];
-            clientId?: string;
-            schemaId?: string;
-            direction?: components["schemas"]["PipelineDirection"];
-            isActive?: boolean;
-            /** @description Replaces the linked webhooks; [] unlinks all. */
-            webhookIds?: string[];
-        };
         WebhookRef: {
             id: string;
             name: string;
@@ -1194,32 +1119,6 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
-        CreateSchemaInput: {
-            name: string;
-            /** @description JSON Schema of one row: type 'object', properties, required. */
-            definition: {
-                [key: string]: unknown;
-            };
-            description?: string | null;
-            /**
-             * @deprecated
-             * @description Ignored; define columns in definition.
-             */
-            fields?: unknown;
-        };
-        UpdateSchemaInput: {
-            name?: string;
-            /** @description JSON Schema of one row: type 'object', properties, required. */
-            definition?: {
-                [key: string]: unknown;
-            };
-            description?: string | null;
-            /**
-             * @deprecated
-             * @description Ignored; define columns in definition.
-             */
-            fields?: unknown;
-        };
         Schema: {
             id: string;
             name: string;
@@ -1236,24 +1135,6 @@ export interface components {
         };
         /** @enum {string} */
         WebhookKind: "WEBHOOK" | "PIPELINE_RUN_EVENT";
-        CreateWebhookInput: {
-            name: string;
-            /** Format: uri */
-            url: string;
-            /** @default true */
-            isActive: boolean;
-            /** @description Default: every event type. */
-            eventTypes?: ("pipeline_run.completed" | "pipeline_run.delivered" | "pipeline_run.failed" | "pipeline_run.acknowledged")[];
-            description?: string | null;
-        };
-        UpdateWebhookInput: {
-            name?: string;
-            /** Format: uri */
-            url?: string;
-            isActive?: boolean;
-            eventTypes?: ("pipeline_run.completed" | "pipeline_run.delivered" | "pipeline_run.failed" | "pipeline_run.acknowledged")[];
-            description?: string | null;
-        };
         Webhook: {
             id: string;
             name: string;
@@ -1318,31 +1199,6 @@ export interface components {
             /** @description When the next automatic attempt is due; null when none follows. */
             nextAttemptAt: string | null;
         };
-        /** @description The target URL under one of targetUrl, target_url, hookUrl, hook_url or url. */
-        SubscribeInput: {
-            /** Format: uri */
-            targetUrl?: string;
-            /** Format: uri */
-            target_url?: string;
-            /** Format: uri */
-            hookUrl?: string;
-            /** Format: uri */
-            hook_url?: string;
-            /** Format: uri */
-            url?: string;
-            name?: string;
-            eventTypes?: ("pipeline_run.completed" | "pipeline_run.delivered" | "pipeline_run.failed" | "pipeline_run.acknowledged")[];
-            description?: string | null;
-        };
-        /** @description The subscription's id, or its target URL (every subscription with that URL). */
-        UnsubscribeInput: {
-            id?: string;
-            targetUrl?: string;
-            target_url?: string;
-            hookUrl?: string;
-            hook_url?: string;
-            url?: string;
-        };
         UnsubscribeResult: {
             ids: string[];
             /** @constant */
@@ -1364,9 +1220,6 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
-        };
-        PutNotificationPreferencesInput: {
-            preferences: components["schemas"]["NotificationPreferenceItemInput"][];
         };
         NotificationPreference: {
             id: string;
@@ -1443,31 +1296,6 @@ export interface components {
         OutboundUploadStatus: "initiated" | "completed" | "failed" | "expired";
         /** @enum {string} */
         OutboundFormat: "csv" | "json" | "xml";
-        CreateOutboundUploadInput: {
-            /** @description The connection's human-readable name (any case), hosted or self-hosted SFTP. Required unless the deprecated clientName is sent. */
-            connectionName?: string;
-            /**
-             * @deprecated
-             * @description Deprecated alias of connectionName.
-             */
-            clientName?: string;
-            /** @description A pipeline of that connection with direction `outbound`. */
-            pipelineName: string;
-            /** @description Parts that will be sent, 1 to 10000. */
-            totalParts: number;
-            /** @description Name of the combined JSON file (the run's filename); default `upload-{uploadId}.json`. */
-            filename?: string;
-            /** @description Exact name the processed file is delivered under; the format's extension is appended when the name has none. */
-            outputFilename?: string;
-            /** @description Format delivered; overrides `format`. Default: the outputFilename's extension, else the pipeline's mappings.options.outputFormat, else json. */
-            outputFormat?: components["schemas"]["OutboundFormat"];
-            /**
-             * @deprecated
-             * @description Older name of outputFormat; outputFormat wins when both are sent.
-             * @enum {string}
-             */
-            format?: "csv" | "json" | "xml";
-        };
         OutboundUploadCreated: {
             uploadId: string;
             status: components["schemas"]["OutboundUploadStatus"];
@@ -1478,10 +1306,6 @@ export interface components {
             /** Format: date-time */
             expiresAt: string;
         };
-        /** @description A JSON array of row objects (it may be empty). Re-sending a part replaces it. */
-        OutboundPartRows: {
-            [key: string]: unknown;
-        }[];
         OutboundPart: {
             partNumber: number;
             rowCount: number;
@@ -1536,10 +1360,6 @@ export interface components {
             /** @description When sent, must equal the etag the part's PUT answered (the part was not replaced since). */
             etag?: string;
         };
-        CompleteOutboundUploadInput: {
-            /** @description Every part, once each; the count must equal totalParts. */
-            parts: components["schemas"]["OutboundPartRef"][];
-        };
         OutboundUploadCompleted: {
             message: string;
             filename: string;
@@ -1582,25 +1402,6 @@ export interface components {
                 totalPages: number;
             };
         };
-        SearchFilesInput: {
-            /** @description Runs to search, in the order their hits are listed. */
-            pipelineRunIds: string[];
-            /** @description Text to find in row values (numbers and booleans as their text). Omitted or empty: every row. */
-            searchTerm?: string;
-            /** @description Look only in this field. */
-            fieldName?: string;
-            /**
-             * @description The whole value must equal the term.
-             * @default false
-             */
-            exactMatch: boolean;
-            /** @default false */
-            caseSensitive: boolean;
-            /** @default 0 */
-            offset: number;
-            /** @default 100 */
-            limit: number;
-        };
         SearchHit: {
             pipelineRunId: string;
             /** @description The run's file name, as received. */
@@ -1641,26 +1442,6 @@ export interface components {
             expiresIn: number;
             mimetype: string;
         };
-        UploadUrlInput: {
-            /** @description The connection whose space this is (of the caller's workspace). */
-            connectionId: string;
-            /** @description The object's name: one path segment, no '/'. */
-            filename: string;
-            /** @description Bytes the client will upload; picks `single` or `multipart`. */
-            size: number;
-            /**
-             * @description Folder inside the connection's space (`inbound`, `reports/2026`); empty: the space root.
-             * @default
-             */
-            path: string;
-            /** @description Stored with the object; a `single` upload must send it (see `headers`). Default: from the file name's extension. */
-            contentType?: string;
-            /**
-             * @description Needed, with an admin key, to write into, move or delete a pipeline-backed folder (`inbound`, `outbound`).
-             * @default false
-             */
-            force: boolean;
-        };
         UploadPartLink: {
             partNumber: number;
             /** @description PUT this part's bytes here; the reply's ETag header is needed for completion. */
@@ -1690,107 +1471,9 @@ export interface components {
             /** @description Seconds the links stay valid. */
             expiresIn: number;
         };
-        CompleteUploadInput: {
-            /** @description The connection whose space this is (of the caller's workspace). */
-            connectionId: string;
-            /** @description The ticket's `path`. */
-            path: string;
-            uploadId: string;
-            /** @description Every part, in ascending partNumber order, with the ETag its PUT answered. */
-            parts: {
-                partNumber: number;
-                etag: string;
-            }[];
-            /**
-             * @description Needed, with an admin key, to write into, move or delete a pipeline-backed folder (`inbound`, `outbound`).
-             * @default false
-             */
-            force: boolean;
-        };
-        AbortUploadInput: {
-            /** @description The connection whose space this is (of the caller's workspace). */
-            connectionId: string;
-            /** @description The ticket's `path`. */
-            path: string;
-            uploadId: string;
-        };
         AbortUploadResult: {
             /** @description true: no upload with this id remains (its parts are gone); false: the id names no upload. */
             aborted: boolean;
-        };
-        ListDocumentsInput: {
-            /** @description The connection whose space this is (of the caller's workspace). */
-            connectionId: string;
-            /**
-             * @description The folder to list; empty: the space root.
-             * @default
-             */
-            path: string;
-            /** @description `nextCursor` of the previous page. */
-            cursor?: string;
-            /** @default 100 */
-            limit: number;
-        };
-        DocumentPathInput: {
-            /** @description The connection whose space this is (of the caller's workspace). */
-            connectionId: string;
-            /** @description An object's path in the space (`reports/2026/q1.csv`). */
-            path: string;
-        };
-        DeleteDocumentInput: {
-            /** @description The connection whose space this is (of the caller's workspace). */
-            connectionId: string;
-            path: string;
-            /** @description Needed, with an admin key, inside a pipeline-backed folder. */
-            force?: boolean;
-        };
-        CreateFolderInput: {
-            /** @description The connection whose space this is (of the caller's workspace). */
-            connectionId: string;
-            /** @description The new folder; its parents are made as needed. */
-            path: string;
-            /**
-             * @description Needed, with an admin key, to write into, move or delete a pipeline-backed folder (`inbound`, `outbound`).
-             * @default false
-             */
-            force: boolean;
-        };
-        MoveDocumentInput: {
-            /** @description The connection whose space this is (of the caller's workspace). */
-            connectionId: string;
-            /** @description An object or a folder. */
-            from: string;
-            /** @description Its new path (not the folder to put it in); must not exist yet. */
-            to: string;
-            /**
-             * @description Needed, with an admin key, to write into, move or delete a pipeline-backed folder (`inbound`, `outbound`).
-             * @default false
-             */
-            force: boolean;
-        };
-        RenameDocumentInput: {
-            /** @description The connection whose space this is (of the caller's workspace). */
-            connectionId: string;
-            /** @description An object or a folder. */
-            path: string;
-            /** @description The new last segment; the object or folder stays in its folder. */
-            name: string;
-            /**
-             * @description Needed, with an admin key, to write into, move or delete a pipeline-backed folder (`inbound`, `outbound`).
-             * @default false
-             */
-            force: boolean;
-        };
-        BulkDeleteInput: {
-            /** @description The connection whose space this is (of the caller's workspace). */
-            connectionId: string;
-            /** @description Objects and folders (folders with everything in them). */
-            paths: string[];
-            /**
-             * @description Needed, with an admin key, to write into, move or delete a pipeline-backed folder (`inbound`, `outbound`).
-             * @default false
-             */
-            force: boolean;
         };
         /** @enum {string} */
         DocumentKind: "object" | "folder";
@@ -1873,10 +1556,6 @@ export interface components {
         };
         /** @enum {string} */
         PipelineRunStatus: "pending" | "processing" | "completed" | "delivered" | "failed" | "acknowledged";
-        AcknowledgeRunInput: {
-            /** @constant */
-            status: "acknowledged";
-        };
         PipelineRunClient: {
             name: string;
         };
@@ -1917,34 +1596,6 @@ export interface components {
             /** @description The originating connection's current name (the name at the time of the run once it is deleted). */
             client: components["schemas"]["PipelineRunClient"];
         };
-        /** @description A run changed status. */
-        RunEvent: {
-            /** @constant */
-            type: "run.updated";
-            id: string;
-            workspaceId: string;
-            runId: string;
-            pipelineId: string;
-            status: components["schemas"]["PipelineRunStatus"];
-            previousStatus: components["schemas"]["PipelineRunStatus"] | null;
-            /**
-             * Format: date-time
-             * @description When the status changed.
-             */
-            at: string;
-            /** @description Events this subscriber lost before this one because it read too slowly; absent when none. */
-            missed?: number;
-        };
-        /** @description A run of the caller's workspace changed status. */
-        RunUpdate: {
-            event: components["schemas"]["RunEvent"];
-            /** @description The run as it is when the event is delivered (it may have moved on since the event); null if it is gone. */
-            run: components["schemas"]["PipelineRun"] | null;
-        };
-        WatchRunsInput: {
-            runId?: string;
-            pipelineId?: string;
-        };
         UploadRunForm: {
             /**
              * Format: binary
@@ -1962,12 +1613,438 @@ export interface components {
             migration_url?: string;
         };
     };
-    responses: never;
+    responses: {
+        /** @description The `x-api-key` header is missing, unknown or revoked (`unauthorized`). */
+        Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request is pinned to API version 2024-09-01 (by `Service-Version` or the workspace's default), or calls a `/clients` route, after that version's sunset (`api_version_sunset`); the body adds `migration_url`. */
+        Sunset: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Too many requests for this key (`rate_limited`); wait before sending more. */
+        RateLimited: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description An unexpected error (`internal`, 500): logged with a reference that the message repeats. */
+        Unexpected: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: {
         /** @description API version. Absent: the workspace default, else 2024-09-01. Latest: 2026-05-25. */
         ServiceVersion: "2024-09-01" | "2026-05-25";
     };
-    requestBodies: never;
+    requestBodies: {
+        AbortUploadInput: {
+            content: {
+                "application/json": {
+                    /** @description The connection whose space this is (of the caller's workspace). */
+                    connectionId: string;
+                    /** @description The ticket's `path`. */
+                    path: string;
+                    uploadId: string;
+                };
+            };
+        };
+        AcknowledgeRunInput: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status: "acknowledged";
+                };
+            };
+        };
+        BulkDeleteInput: {
+            content: {
+                "application/json": {
+                    /** @description The connection whose space this is (of the caller's workspace). */
+                    connectionId: string;
+                    /** @description Objects and folders (folders with everything in them). */
+                    paths: string[];
+                    /**
+                     * @description Needed, with an admin key, to write into, move or delete a pipeline-backed folder (`inbound`, `outbound`).
+                     * @default false
+                     */
+                    force?: boolean;
+                };
+            };
+        };
+        CompleteOutboundUploadInput: {
+            content: {
+                "application/json": {
+                    /** @description Every part, once each; the count must equal totalParts. */
+                    parts: components["schemas"]["OutboundPartRef"][];
+                };
+            };
+        };
+        CompleteUploadInput: {
+            content: {
+                "application/json": {
+                    /** @description The connection whose space this is (of the caller's workspace). */
+                    connectionId: string;
+                    /** @description The ticket's `path`. */
+                    path: string;
+                    uploadId: string;
+                    /** @description Every part, in ascending partNumber order, with the ETag its PUT answered. */
+                    parts: {
+                        partNumber: number;
+                        etag: string;
+                    }[];
+                    /**
+                     * @description Needed, with an admin key, to write into, move or delete a pipeline-backed folder (`inbound`, `outbound`).
+                     * @default false
+                     */
+                    force?: boolean;
+                };
+            };
+        };
+        CreateConnectionInput: {
+            content: {
+                "application/json": {
+                    name: string;
+                    type?: components["schemas"]["ConnectionType"];
+                    useHostedSFTP?: boolean;
+                    sftpUsername?: string | null;
+                    sftpPassword?: string | null;
+                    sftpPrivateKey?: string | null;
+                    sftpPassphrase?: string | null;
+                    awsUserName?: string | null;
+                    awsPublicKey?: string | null;
+                    awsPassword?: string | null;
+                    ipWhitelist?: string[] | null;
+                    sftpServerDataId?: string | null;
+                    /** @description A customer's own SFTP endpoint. Folders are paths inside rootDirectory. */
+                    sftpServer?: {
+                        host: string;
+                        /** @default 22 */
+                        port?: number;
+                        rootDirectory?: string;
+                        inboundFolder?: string;
+                        outboundFolder?: string;
+                        /** @description Where files taken from inboundFolder are moved once their runs started; null (the default) leaves them in place. */
+                        processedFolder?: string | null;
+                    };
+                    emailAllowedFormats?: ("csv" | "tsv" | "txt" | "json" | "ndjson" | "xml")[];
+                    emailAllowedSenders?: string[] | null;
+                    emailSubjectFilter?: string | null;
+                };
+            };
+        };
+        CreateFolderInput: {
+            content: {
+                "application/json": {
+                    /** @description The connection whose space this is (of the caller's workspace). */
+                    connectionId: string;
+                    /** @description The new folder; its parents are made as needed. */
+                    path: string;
+                    /**
+                     * @description Needed, with an admin key, to write into, move or delete a pipeline-backed folder (`inbound`, `outbound`).
+                     * @default false
+                     */
+                    force?: boolean;
+                };
+            };
+        };
+        CreateOutboundUploadInput: {
+            content: {
+                "application/json": {
+                    /** @description The connection's human-readable name (any case), hosted or self-hosted SFTP. Required unless the deprecated clientName is sent. */
+                    connectionName?: string;
+                    /**
+                     * @deprecated
+                     * @description Deprecated alias of connectionName.
+                     */
+                    clientName?: string;
+                    /** @description A pipeline of that connection with direction `outbound`. */
+                    pipelineName: string;
+                    /** @description Parts that will be sent, 1 to 10000. */
+                    totalParts: number;
+                    /** @description Name of the combined JSON file (the run's filename); default `upload-{uploadId}.json`. */
+                    filename?: string;
+                    /** @description Exact name the processed file is delivered under; the format's extension is appended when the name has none. */
+                    outputFilename?: string;
+                    /** @description Format delivered; overrides `format`. Default: the outputFilename's extension, else the pipeline's mappings.options.outputFormat, else json. */
+                    outputFormat?: components["schemas"]["OutboundFormat"];
+                    /**
+                     * @deprecated
+                     * @description Older name of outputFormat; outputFormat wins when both are sent.
+                     * @enum {string}
+                     */
+                    format?: "csv" | "json" | "xml";
+                };
+            };
+        };
+        CreatePipelineInput: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /**
+                     * @default {
+                     *       "fieldMappings": [],
+                     *       "options": {},
+                     *       "validations": {}
+                     *     }
+                     */
+                    mappings?: {
+                        /** @default [] */
+                        fieldMappings?: components["schemas"]["FieldMapping"][];
+                        /** @default {} */
+                        options?: components["schemas"]["MappingOptions"];
+                        /** @default {} */
+                        validations?: components["schemas"]["MappingValidations"];
+                    };
+                    clientId: string;
+                    schemaId: string;
+                    /** @default inbound */
+                    direction?: components["schemas"]["PipelineDirection"];
+                    /** @default true */
+                    isActive?: boolean;
+                    webhookIds?: string[];
+                };
+            };
+        };
+        CreateSchemaInput: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @description JSON Schema of one row: type 'object', properties, required. */
+                    definition: {
+                        [key: string]: unknown;
+                    };
+                    description?: string | null;
+                    /**
+                     * @deprecated
+                     * @description Ignored; define columns in definition.
+                     */
+                    fields?: unknown;
+                };
+            };
+        };
+        CreateWebhookInput: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** Format: uri */
+                    url: string;
+                    /** @default true */
+                    isActive?: boolean;
+                    /** @description Default: every event type. */
+                    eventTypes?: ("pipeline_run.completed" | "pipeline_run.delivered" | "pipeline_run.failed" | "pipeline_run.acknowledged")[];
+                    description?: string | null;
+                };
+            };
+        };
+        MoveDocumentInput: {
+            content: {
+                "application/json": {
+                    /** @description The connection whose space this is (of the caller's workspace). */
+                    connectionId: string;
+                    /** @description An object or a folder. */
+                    from: string;
+                    /** @description Its new path (not the folder to put it in); must not exist yet. */
+                    to: string;
+                    /**
+                     * @description Needed, with an admin key, to write into, move or delete a pipeline-backed folder (`inbound`, `outbound`).
+                     * @default false
+                     */
+                    force?: boolean;
+                };
+            };
+        };
+        OutboundPartRows: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                }[];
+            };
+        };
+        PutNotificationPreferencesInput: {
+            content: {
+                "application/json": {
+                    preferences: components["schemas"]["NotificationPreferenceItemInput"][];
+                };
+            };
+        };
+        RenameDocumentInput: {
+            content: {
+                "application/json": {
+                    /** @description The connection whose space this is (of the caller's workspace). */
+                    connectionId: string;
+                    /** @description An object or a folder. */
+                    path: string;
+                    /** @description The new last segment; the object or folder stays in its folder. */
+                    name: string;
+                    /**
+                     * @description Needed, with an admin key, to write into, move or delete a pipeline-backed folder (`inbound`, `outbound`).
+                     * @default false
+                     */
+                    force?: boolean;
+                };
+            };
+        };
+        SearchFilesInput: {
+            content: {
+                "application/json": {
+                    /** @description Runs to search, in the order their hits are listed. */
+                    pipelineRunIds: string[];
+                    /** @description Text to find in row values (numbers and booleans as their text). Omitted or empty: every row. */
+                    searchTerm?: string;
+                    /** @description Look only in this field. */
+                    fieldName?: string;
+                    /**
+                     * @description The whole value must equal the term.
+                     * @default false
+                     */
+                    exactMatch?: boolean;
+                    /** @default false */
+                    caseSensitive?: boolean;
+                    /** @default 0 */
+                    offset?: number;
+                    /** @default 100 */
+                    limit?: number;
+                };
+            };
+        };
+        SubscribeInput: {
+            content: {
+                "application/json": {
+                    /** Format: uri */
+                    targetUrl?: string;
+                    /** Format: uri */
+                    target_url?: string;
+                    /** Format: uri */
+                    hookUrl?: string;
+                    /** Format: uri */
+                    hook_url?: string;
+                    /** Format: uri */
+                    url?: string;
+                    name?: string;
+                    eventTypes?: ("pipeline_run.completed" | "pipeline_run.delivered" | "pipeline_run.failed" | "pipeline_run.acknowledged")[];
+                    description?: string | null;
+                };
+            };
+        };
+        UpdateConnectionInput: {
+            content: {
+                "application/json": {
+                    name: string;
+                    type?: components["schemas"]["ConnectionType"];
+                    useHostedSFTP?: boolean;
+                    sftpUsername?: string | null;
+                    sftpPassword?: string | null;
+                    sftpPrivateKey?: string | null;
+                    sftpPassphrase?: string | null;
+                    awsUserName?: string | null;
+                    awsPublicKey?: string | null;
+                    awsPassword?: string | null;
+                    ipWhitelist?: string[] | null;
+                    sftpServerDataId?: string | null;
+                    /** @description A customer's own SFTP endpoint. Folders are paths inside rootDirectory. */
+                    sftpServer?: {
+                        host: string;
+                        /** @default 22 */
+                        port?: number;
+                        rootDirectory?: string;
+                        inboundFolder?: string;
+                        outboundFolder?: string;
+                        /** @description Where files taken from inboundFolder are moved once their runs started; null (the default) leaves them in place. */
+                        processedFolder?: string | null;
+                    };
+                    emailAllowedFormats?: ("csv" | "tsv" | "txt" | "json" | "ndjson" | "xml")[];
+                    emailAllowedSenders?: string[] | null;
+                    emailSubjectFilter?: string | null;
+                };
+            };
+        };
+        UpdatePipelineInput: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    mappings?: components["schemas"]["PipelineMappingsPatch"];
+                    clientId?: string;
+                    schemaId?: string;
+                    direction?: components["schemas"]["PipelineDirection"];
+                    isActive?: boolean;
+                    /** @description Replaces the linked webhooks; [] unlinks all. */
+                    webhookIds?: string[];
+                };
+            };
+        };
+        UpdateSchemaInput: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description JSON Schema of one row: type 'object', properties, required. */
+                    definition?: {
+                        [key: string]: unknown;
+                    };
+                    description?: string | null;
+                    /**
+                     * @deprecated
+                     * @description Ignored; define columns in definition.
+                     */
+                    fields?: unknown;
+                };
+            };
+        };
+        UpdateWebhookInput: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** Format: uri */
+                    url?: string;
+                    isActive?: boolean;
+                    eventTypes?: ("pipeline_run.completed" | "pipeline_run.delivered" | "pipeline_run.failed" | "pipeline_run.acknowledged")[];
+                    description?: string | null;
+                };
+            };
+        };
+        UploadUrlInput: {
+            content: {
+                "application/json": {
+                    /** @description The connection whose space this is (of the caller's workspace). */
+                    connectionId: string;
+                    /** @description The object's name: one path segment, no '/'. */
+                    filename: string;
+                    /** @description Bytes the client will upload; picks `single` or `multipart`. */
+                    size: number;
+                    /**
+                     * @description Folder inside the connection's space (`inbound`, `reports/2026`); empty: the space root.
+                     * @default
+                     */
+                    path?: string;
+                    /** @description Stored with the object; a `single` upload must send it (see `headers`). Default: from the file name's extension. */
+                    contentType?: string;
+                    /**
+                     * @description Needed, with an admin key, to write into, move or delete a pipeline-backed folder (`inbound`, `outbound`).
+                     * @default false
+                     */
+                    force?: boolean;
+                };
+            };
+        };
+    };
     headers: never;
     pathItems: never;
 }
@@ -1999,8 +2076,8 @@ export interface operations {
                     "application/json": components["schemas"]["Connection"][];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2008,6 +2085,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postConnections: {
@@ -2020,11 +2101,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateConnectionInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["CreateConnectionInput"];
         responses: {
             /** @description OK */
             200: {
@@ -2035,8 +2112,8 @@ export interface operations {
                     "application/json": components["schemas"]["Connection"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2044,6 +2121,46 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): no SFTP server `sftpServerDataId`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): a connection with this `name` exists, or the `sftpUsername` is taken on the hosted SFTP server. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getConnectionsId: {
@@ -2069,8 +2186,8 @@ export interface operations {
                     "application/json": components["schemas"]["Connection"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2078,6 +2195,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     deleteConnectionsId: {
@@ -2103,8 +2233,8 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2112,6 +2242,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): pipelines use the connection. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     patchConnectionsId: {
@@ -2126,11 +2278,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateConnectionInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["UpdateConnectionInput"];
         responses: {
             /** @description OK */
             200: {
@@ -2141,8 +2289,8 @@ export interface operations {
                     "application/json": components["schemas"]["Connection"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2150,6 +2298,46 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace; no SFTP server `sftpServerDataId`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): a connection with this `name` exists, or the `sftpUsername` is taken on the hosted SFTP server. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postConnectionsIdTestConnection: {
@@ -2175,8 +2363,8 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectionTestResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2184,6 +2372,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getClients: {
@@ -2212,8 +2413,8 @@ export interface operations {
                     "application/json": components["schemas"]["Connection"][];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2221,6 +2422,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postClients: {
@@ -2233,11 +2438,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateConnectionInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["CreateConnectionInput"];
         responses: {
             /** @description OK */
             200: {
@@ -2248,8 +2449,8 @@ export interface operations {
                     "application/json": components["schemas"]["Connection"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2257,6 +2458,46 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): no SFTP server `sftpServerDataId`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): a connection with this `name` exists, or the `sftpUsername` is taken on the hosted SFTP server. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getClientsId: {
@@ -2282,8 +2523,8 @@ export interface operations {
                     "application/json": components["schemas"]["Connection"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2291,6 +2532,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     deleteClientsId: {
@@ -2316,8 +2570,8 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2325,6 +2579,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): pipelines use the connection. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     patchClientsId: {
@@ -2339,11 +2615,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateConnectionInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["UpdateConnectionInput"];
         responses: {
             /** @description OK */
             200: {
@@ -2354,8 +2626,8 @@ export interface operations {
                     "application/json": components["schemas"]["Connection"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2363,6 +2635,46 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace; no SFTP server `sftpServerDataId`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): a connection with this `name` exists, or the `sftpUsername` is taken on the hosted SFTP server. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postClientsIdTestConnection: {
@@ -2388,8 +2700,8 @@ export interface operations {
                     "application/json": components["schemas"]["ConnectionTestResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2397,6 +2709,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getConnectionsIdArrivals: {
@@ -2429,8 +2754,8 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2438,6 +2763,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getSchemas: {
@@ -2468,8 +2806,8 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2477,6 +2815,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postSchemas: {
@@ -2489,11 +2831,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateSchemaInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["CreateSchemaInput"];
         responses: {
             /** @description OK */
             200: {
@@ -2504,8 +2842,8 @@ export interface operations {
                     "application/json": components["schemas"]["Schema"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2513,6 +2851,37 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Conflict with the current state (`conflict`): a schema with this `name` exists. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getSchemasId: {
@@ -2538,8 +2907,8 @@ export interface operations {
                     "application/json": components["schemas"]["Schema"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2547,6 +2916,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     deleteSchemasId: {
@@ -2572,8 +2954,8 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2581,6 +2963,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): pipelines use the schema. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     patchSchemasId: {
@@ -2595,11 +2999,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateSchemaInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["UpdateSchemaInput"];
         responses: {
             /** @description OK */
             200: {
@@ -2610,8 +3010,8 @@ export interface operations {
                     "application/json": components["schemas"]["Schema"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2619,6 +3019,46 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): a schema with this `name` exists. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getPipelines: {
@@ -2655,8 +3095,8 @@ export interface operations {
                     "application/json": components["schemas"]["Pipeline"][];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2664,6 +3104,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postPipelines: {
@@ -2676,11 +3120,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreatePipelineInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["CreatePipelineInput"];
         responses: {
             /** @description OK */
             200: {
@@ -2691,8 +3131,8 @@ export interface operations {
                     "application/json": components["schemas"]["Pipeline"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`); aggregated mappings (`sources`) while the workspace's `aggregated-mappings` feature is off (`feature_not_enabled`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2700,6 +3140,46 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): no connection `clientId`, schema `schemaId` or webhook in `webhookIds`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): a pipeline with this `name` exists. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getPipelinesId: {
@@ -2725,8 +3205,8 @@ export interface operations {
                     "application/json": components["schemas"]["Pipeline"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2734,6 +3214,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     deletePipelinesId: {
@@ -2759,8 +3252,8 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2768,6 +3261,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     patchPipelinesId: {
@@ -2782,11 +3288,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdatePipelineInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["UpdatePipelineInput"];
         responses: {
             /** @description OK */
             200: {
@@ -2797,8 +3299,8 @@ export interface operations {
                     "application/json": components["schemas"]["Pipeline"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`); aggregated mappings (`sources`) while the workspace's `aggregated-mappings` feature is off (`feature_not_enabled`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2806,6 +3308,46 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace; no connection `clientId`, schema `schemaId` or webhook in `webhookIds`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): a pipeline with this `name` exists. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getPipelineRuns: {
@@ -2852,8 +3394,8 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2861,6 +3403,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getPipelineRunsPipelinePipelineId: {
@@ -2908,8 +3454,8 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2917,6 +3463,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `pipelineId` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getPipelineRunsId: {
@@ -2942,8 +3501,8 @@ export interface operations {
                     "application/json": components["schemas"]["PipelineRun"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2951,6 +3510,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     patchPipelineRunsIdStatus: {
@@ -2965,11 +3537,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["AcknowledgeRunInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["AcknowledgeRunInput"];
         responses: {
             /** @description OK */
             200: {
@@ -2980,8 +3548,8 @@ export interface operations {
                     "application/json": components["schemas"]["PipelineRun"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2989,6 +3557,37 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postPipelineRunsIdRetry: {
@@ -3014,8 +3613,8 @@ export interface operations {
                     "application/json": components["schemas"]["PipelineRun"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3023,6 +3622,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): the run is not `failed`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postPipelinesIdRuns: {
@@ -3052,8 +3673,8 @@ export interface operations {
                     "application/json": components["schemas"]["PipelineRun"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); no file part named `file`, a malformed form, or an outbound pipeline (it takes outbound uploads). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3061,6 +3682,46 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): the pipeline is inactive. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the file is over MAX_UPLOAD_BYTES; nothing is kept. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send multipart/form-data with the file in the field `file`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postOutboundUploads: {
@@ -3073,11 +3734,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateOutboundUploadInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["CreateOutboundUploadInput"];
         responses: {
             /** @description OK */
             200: {
@@ -3088,8 +3745,8 @@ export interface operations {
                     "application/json": components["schemas"]["OutboundUploadCreated"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`); the pipeline's direction is not `outbound`. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3097,6 +3754,46 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): no connection named `connectionName` (or `clientName`), or no pipeline named `pipelineName`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): the pipeline is inactive. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getOutboundUploadsUploadId: {
@@ -3122,8 +3819,8 @@ export interface operations {
                     "application/json": components["schemas"]["OutboundUpload"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3131,6 +3828,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `uploadId` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     putOutboundUploadsUploadIdPartsPartNumber: {
@@ -3146,11 +3856,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["OutboundPartRows"];
-            };
-        };
+        requestBody: components["requestBodies"]["OutboundPartRows"];
         responses: {
             /** @description OK */
             200: {
@@ -3161,8 +3867,8 @@ export interface operations {
                     "application/json": components["schemas"]["OutboundPartReceived"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`); a part number outside 1..totalParts. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3170,6 +3876,46 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `uploadId` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): the session is no longer `initiated` (completed, failed or expired). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the part is over OUTBOUND_MAX_PART_BYTES; send the rows in more parts. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postOutboundUploadsUploadIdComplete: {
@@ -3184,11 +3930,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CompleteOutboundUploadInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["CompleteOutboundUploadInput"];
         responses: {
             /** @description OK */
             200: {
@@ -3199,8 +3941,8 @@ export interface operations {
                     "application/json": components["schemas"]["OutboundUploadCompleted"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`); `parts` does not list every part 1..totalParts once, or one was not received. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3208,6 +3950,46 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `uploadId` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): the session failed or expired, or a part is no longer stored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getFilesPipelineRunsIdOriginal: {
@@ -3233,8 +4015,8 @@ export interface operations {
                     "application/json": components["schemas"]["FileLink"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3242,6 +4024,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace; the run's original file is no longer stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getFilesPipelineRunsIdProcessed: {
@@ -3267,8 +4062,8 @@ export interface operations {
                     "application/json": components["schemas"]["FileLink"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3276,6 +4071,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace; the run's processed file is no longer stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): the run has no processed file (yet). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postFilesSearch: {
@@ -3288,11 +4105,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SearchFilesInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["SearchFilesInput"];
         responses: {
             /** @description OK */
             200: {
@@ -3303,8 +4116,8 @@ export interface operations {
                     "application/json": components["schemas"]["SearchFilesResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3312,6 +4125,37 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): a run in `pipelineRunIds` (the message names it). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getFilesJson: {
@@ -3344,8 +4188,8 @@ export interface operations {
                     "application/json": Record<string, never>[];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3353,6 +4197,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): no pipeline run `pipelineRunId`, no processed file named `filename`, or its file is no longer stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): the run has no processed JSON file (yet). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getPipelineRunsDelta: {
@@ -3383,8 +4249,8 @@ export interface operations {
                     "application/json": components["schemas"]["RunDelta"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`); the two runs belong to different pipelines. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3392,6 +4258,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): no run `baseRunId` or `compareRunId`, or its processed file is no longer stored. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): a run has no processed JSON file (yet), or one changed while it was read. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postDocumentsUploadUrl: {
@@ -3404,11 +4292,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UploadUrlInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["UploadUrlInput"];
         responses: {
             /** @description OK */
             200: {
@@ -3419,8 +4303,8 @@ export interface operations {
                     "application/json": components["schemas"]["UploadTicket"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3428,6 +4312,55 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not allowed for this key (`forbidden`): in a pipeline-backed folder with `force: true`, and the key is not an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this workspace (`not_found`): no connection `connectionId`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): a file would be where a folder is, or the reverse, or the path is in a pipeline-backed folder and `force` is not true. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postDocumentsUploadComplete: {
@@ -3440,11 +4373,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CompleteUploadInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["CompleteUploadInput"];
         responses: {
             /** @description OK */
             200: {
@@ -3455,8 +4384,8 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentObject"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3464,6 +4393,55 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not allowed for this key (`forbidden`): in a pipeline-backed folder with `force: true`, and the key is not an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this workspace (`not_found`): no connection `connectionId`, or no such upload for this path and connection. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): a folder is at the path now, or the path is in a pipeline-backed folder and `force` is not true. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postDocumentsUploadAbort: {
@@ -3476,11 +4454,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["AbortUploadInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["AbortUploadInput"];
         responses: {
             /** @description OK */
             200: {
@@ -3491,8 +4465,8 @@ export interface operations {
                     "application/json": components["schemas"]["AbortUploadResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3500,11 +4474,50 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): no connection `connectionId`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getDocuments: {
         parameters: {
-            query?: never;
+            query: {
+                /** @description The connection whose space this is (of the caller's workspace). */
+                connectionId: string;
+                /** @description The folder to list; empty: the space root. */
+                path?: string;
+                /** @description `nextCursor` of the previous page. */
+                cursor?: string;
+                limit?: number;
+            };
             header?: {
                 /** @description API version. Absent: the workspace default, else 2024-09-01. Latest: 2026-05-25. */
                 "Service-Version"?: components["parameters"]["ServiceVersion"];
@@ -3523,8 +4536,8 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentListing"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3532,11 +4545,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): no connection `connectionId`, or no folder at `path`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getDocumentsObject: {
         parameters: {
-            query?: never;
+            query: {
+                /** @description The connection whose space this is (of the caller's workspace). */
+                connectionId: string;
+                /** @description An object's path in the space (`reports/2026/q1.csv`). */
+                path: string;
+            };
             header?: {
                 /** @description API version. Absent: the workspace default, else 2024-09-01. Latest: 2026-05-25. */
                 "Service-Version"?: components["parameters"]["ServiceVersion"];
@@ -3555,8 +4586,8 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentObject"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3564,11 +4595,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): no connection `connectionId`, or no object at `path`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     deleteDocumentsObject: {
         parameters: {
-            query?: never;
+            query: {
+                /** @description The connection whose space this is (of the caller's workspace). */
+                connectionId: string;
+                path: string;
+                /** @description Needed, with an admin key, inside a pipeline-backed folder. */
+                force?: boolean;
+            };
             header?: {
                 /** @description API version. Absent: the workspace default, else 2024-09-01. Latest: 2026-05-25. */
                 "Service-Version"?: components["parameters"]["ServiceVersion"];
@@ -3587,8 +4637,8 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteDocumentResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3596,11 +4646,47 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not allowed for this key (`forbidden`): in a pipeline-backed folder with `force: true`, and the key is not an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this workspace (`not_found`): no connection `connectionId`, or no object at `path`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): the path is in a pipeline-backed folder and `force` is not true. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getDocumentsDownloadUrl: {
         parameters: {
-            query?: never;
+            query: {
+                /** @description The connection whose space this is (of the caller's workspace). */
+                connectionId: string;
+                /** @description An object's path in the space (`reports/2026/q1.csv`). */
+                path: string;
+            };
             header?: {
                 /** @description API version. Absent: the workspace default, else 2024-09-01. Latest: 2026-05-25. */
                 "Service-Version"?: components["parameters"]["ServiceVersion"];
@@ -3619,8 +4705,8 @@ export interface operations {
                     "application/json": components["schemas"]["FileLink"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3628,6 +4714,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): no connection `connectionId`, or no object at `path`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postDocumentsFolders: {
@@ -3640,11 +4739,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateFolderInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["CreateFolderInput"];
         responses: {
             /** @description OK */
             200: {
@@ -3655,8 +4750,8 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentFolder"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3664,6 +4759,55 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not allowed for this key (`forbidden`): in a pipeline-backed folder with `force: true`, and the key is not an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this workspace (`not_found`): no connection `connectionId`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): a file is at the path or at a parent, or the path is in a pipeline-backed folder and `force` is not true. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postDocumentsMove: {
@@ -3676,11 +4820,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["MoveDocumentInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["MoveDocumentInput"];
         responses: {
             /** @description OK */
             200: {
@@ -3691,8 +4831,8 @@ export interface operations {
                     "application/json": components["schemas"]["MoveDocumentResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`); a folder moved into itself. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3700,6 +4840,55 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not allowed for this key (`forbidden`): in a pipeline-backed folder with `force: true`, and the key is not an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this workspace (`not_found`): no connection `connectionId`, or nothing at `from`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): something exists at `to`, or the path is in a pipeline-backed folder and `force` is not true. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postDocumentsRename: {
@@ -3712,11 +4901,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RenameDocumentInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["RenameDocumentInput"];
         responses: {
             /** @description OK */
             200: {
@@ -3727,8 +4912,8 @@ export interface operations {
                     "application/json": components["schemas"]["MoveDocumentResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3736,11 +4921,66 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not allowed for this key (`forbidden`): in a pipeline-backed folder with `force: true`, and the key is not an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this workspace (`not_found`): no connection `connectionId`, or nothing at `path`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): something exists with the new `name`, or the path is in a pipeline-backed folder and `force` is not true. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     deleteDocumentsFolder: {
         parameters: {
-            query?: never;
+            query: {
+                /** @description The connection whose space this is (of the caller's workspace). */
+                connectionId: string;
+                path: string;
+                /** @description Needed, with an admin key, inside a pipeline-backed folder. */
+                force?: boolean;
+            };
             header?: {
                 /** @description API version. Absent: the workspace default, else 2024-09-01. Latest: 2026-05-25. */
                 "Service-Version"?: components["parameters"]["ServiceVersion"];
@@ -3759,8 +4999,8 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteDocumentResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3768,6 +5008,37 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not allowed for this key (`forbidden`): in a pipeline-backed folder with `force: true`, and the key is not an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this workspace (`not_found`): no connection `connectionId`, or no folder at `path`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): the path is in a pipeline-backed folder and `force` is not true. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postDocumentsBulkDelete: {
@@ -3780,11 +5051,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["BulkDeleteInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["BulkDeleteInput"];
         responses: {
             /** @description OK */
             200: {
@@ -3795,8 +5062,8 @@ export interface operations {
                     "application/json": components["schemas"]["BulkDeleteResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3804,6 +5071,37 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): no connection `connectionId`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getWebhooks: {
@@ -3834,8 +5132,8 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3843,6 +5141,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postWebhooks: {
@@ -3855,11 +5157,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateWebhookInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["CreateWebhookInput"];
         responses: {
             /** @description OK */
             200: {
@@ -3870,8 +5168,8 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`); a `url` on a loopback, private or link-local address (unless the service allows them). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3879,6 +5177,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getWebhooksDeliveries: {
@@ -3912,8 +5232,8 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3921,6 +5241,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postWebhooksDeliveriesIdRedeliver: {
@@ -3946,8 +5270,8 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3955,6 +5279,28 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): the delivery's webhook was deleted or is inactive, or its event is no longer stored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postWebhooksZapierPipelineRunEventsSubscribe: {
@@ -3967,11 +5313,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SubscribeInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["SubscribeInput"];
         responses: {
             /** @description OK */
             200: {
@@ -3982,8 +5324,8 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`); no target URL, or different ones under its aliases; a loopback, private or link-local target. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3991,11 +5333,40 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     deleteWebhooksZapierPipelineRunEventsUnsubscribe: {
         parameters: {
-            query?: never;
+            query?: {
+                id?: string;
+                targetUrl?: string;
+                target_url?: string;
+                hookUrl?: string;
+                hook_url?: string;
+                url?: string;
+            };
             header?: {
                 /** @description API version. Absent: the workspace default, else 2024-09-01. Latest: 2026-05-25. */
                 "Service-Version"?: components["parameters"]["ServiceVersion"];
@@ -4014,8 +5385,8 @@ export interface operations {
                     "application/json": components["schemas"]["UnsubscribeResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`); neither `id` nor a target URL, or a JSON body that is malformed. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4023,6 +5394,37 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): no subscription with that `id` or target URL. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): a JSON body over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): a body that is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getWebhooksId: {
@@ -4048,8 +5450,8 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4057,6 +5459,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     deleteWebhooksId: {
@@ -4082,8 +5497,8 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteResult"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4091,6 +5506,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     patchWebhooksId: {
@@ -4105,11 +5533,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateWebhookInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["UpdateWebhookInput"];
         responses: {
             /** @description OK */
             200: {
@@ -4120,8 +5544,8 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`); a `url` on a loopback, private or link-local address (unless the service allows them). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4129,6 +5553,37 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     postWebhooksIdRotateSecret: {
@@ -4154,8 +5609,8 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4163,6 +5618,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getNotificationsPreferencesClientId: {
@@ -4188,8 +5656,8 @@ export interface operations {
                     "application/json": components["schemas"]["NotificationPreference"][];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4197,6 +5665,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `clientId` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     putNotificationsPreferencesClientId: {
@@ -4211,11 +5692,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["PutNotificationPreferencesInput"];
-            };
-        };
+        requestBody: components["requestBodies"]["PutNotificationPreferencesInput"];
         responses: {
             /** @description OK */
             200: {
@@ -4226,8 +5703,8 @@ export interface operations {
                     "application/json": components["schemas"]["NotificationPreference"][];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4235,6 +5712,37 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `clientId` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
     getNotificationsSends: {
@@ -4270,8 +5778,8 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4279,6 +5787,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
         };
     };
 }

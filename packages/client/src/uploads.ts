@@ -173,7 +173,7 @@ export async function uploadDocument(core: Core, file: Blob, opts: UploadDocumen
   if (t.mode === "single") {
     await putLink(core, t.url!, file, t.headers ?? {}, opts.signal);
     opts.onProgress?.(file.size, file.size);
-    const { data } = await core.api.GET("/documents/object", { params: { query: { connectionId: opts.connectionId, path: t.path } as never } });
+    const { data } = await core.api.GET("/documents/object", { params: { query: { connectionId: opts.connectionId, path: t.path } } });
     return data!;
   }
   const parts = t.parts ?? [];
@@ -249,13 +249,13 @@ export async function sendOutbound(core: Core, rows: Iterable<Record<string, unk
       ...(opts.outputFormat ? { outputFormat: opts.outputFormat } : {}),
       ...(opts.outputFilename ? { outputFilename: opts.outputFilename } : {}),
       ...(opts.filename ? { filename: opts.filename } : {}),
-    } as never,
+    },
     signal: opts.signal,
   });
   const uploadId = session!.uploadId;
   for (let i = 0; i < parts.length; i++) {
     await core.api.PUT("/outbound/uploads/{uploadId}/parts/{partNumber}", {
-      params: { path: { uploadId, partNumber: String(i + 1) } as never },
+      params: { path: { uploadId, partNumber: String(i + 1) } },
       body: parts[i] as never,
       bodySerializer: (b: unknown) => b as string,
       headers: { "content-type": "application/json" },
