@@ -21,8 +21,10 @@ export interface ParseLimits {
   maxColumns: number;
   /** Deepest nesting of JSON arrays and objects, or of XML elements. */
   maxDepth: number;
-  /** Most shared strings an XLSX workbook may declare. */
+  /** Most shared strings an XLSX workbook may declare (exceljs holds them all in memory). */
   maxSharedStrings: number;
+  /** Largest shared-strings part of an XLSX workbook, inflated, in bytes. */
+  maxSharedStringsBytes: number;
   /** Most bytes a compressed input (gzip, the entries of a zip or workbook) may inflate to (MAX_DECOMPRESSED_BYTES). */
   maxDecompressedBytes: number;
   /** Most bytes inflated per compressed byte read (MAX_DECOMPRESSION_RATIO), checked past RATIO_FLOOR_BYTES. */
@@ -33,7 +35,8 @@ export const DEFAULT_LIMITS: ParseLimits = {
   maxRecordBytes: 16 * 1024 * 1024,
   maxColumns: 5000,
   maxDepth: 1000,
-  maxSharedStrings: 1_000_000,
+  maxSharedStrings: 2_000_000,
+  maxSharedStringsBytes: 256 * 1024 * 1024,
   maxDecompressedBytes: 5 * 1024 ** 3,
   maxDecompressionRatio: 100,
 };
