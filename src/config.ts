@@ -87,7 +87,7 @@ const Env = z.object({
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").default(5 * 1024 ** 3),
   /** Most bytes a compressed input (gzip, workbook entries) may inflate to; default: as much as one uncompressed upload (MAX_UPLOAD_BYTES' default). */
   MAX_DECOMPRESSED_BYTES: z.coerce.number().int("must be a whole number").positive("must be a positive number of bytes").default(5 * 1024 ** 3),
-  /** Most bytes inflated per compressed byte, judged past the first 16 MiB: stops decompression bombs early. */
+  /** Most bytes inflated per compressed byte, judged past the first 4 MiB: stops decompression bombs early. */
   MAX_DECOMPRESSION_RATIO: z.coerce.number().int("must be a whole number").min(2, "must be at least 2").max(100_000, "must be at most 100000").default(100),
   /** Lifetime of presigned file links, in seconds. */
   FILE_LINK_TTL_SECONDS: z.coerce.number().int().min(1, "must be at least 1").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(3600),

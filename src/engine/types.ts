@@ -42,7 +42,7 @@ export const DEFAULT_LIMITS: ParseLimits = {
 };
 
 /** A compressed input may inflate this far before its ratio is judged: a small file of blanks legitimately compresses a thousandfold. */
-export const RATIO_FLOOR_BYTES = 16 * 1024 * 1024;
+export const RATIO_FLOOR_BYTES = 4 * 1024 * 1024;
 
 export interface ParseOptions {
   /** The file's name, for format and gzip detection by extension. */

@@ -101,12 +101,6 @@ export class InflateBudget {
   inflate(bytes: number): void {
     this.inflated += bytes;
     const { maxDecompressedBytes: max, maxDecompressionRatio: ratio } = this.limits;
-    if (this.inflated > max) {
-      throw new EngineInputError(
-        `${this.what} decompresses to more than ${mib(max)} (the limit MAX_DECOMPRESSED_BYTES = ${max}); ` +
-          "the run stopped there. Split the file, or raise the limit if such files are expected.",
-      );
-    }
     if (this.inflated > RATIO_FLOOR_BYTES && this.inflated > ratio * this.compressed) {
       throw new EngineInputError(
         `${this.what} decompresses more than ${ratio}-fold (${mib(this.inflated)} from ${mib(this.compressed)} read; ` +
@@ -114,12 +108,28 @@ export class InflateBudget {
           "Send it uncompressed, or raise the limit if such files are expected.",
       );
     }
+    if (this.inflated > max) {
+      throw new EngineInputError(
+        `${this.what} decompresses to more than ${mib(max)} (the limit MAX_DECOMPRESSED_BYTES = ${max}); ` +
+          "the run stopped there. Split the file, or raise the limit if such files are expected.",
+      );
+    }
+  }
+}
+
+/** Compressed bytes are handed to a decompressor this many at a time, so its ratio is judged on what it has really consumed. */
+const METERED_SLICE = 64 * 1024;
+
+/** The source's chunks cut to METERED_SLICE (a store may hand out a whole compressed file as one chunk). */
+export async function* meteredSlices(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  for await (const c of chunks) {
+    for (let i = 0; i < c.byteLength; i += METERED_SLICE) yield c.subarray(i, i + METERED_SLICE);
   }
 }
 
 /** Gzip decompressed as it is read (the platform's DecompressionStream), pulled like the source, within `limits`. */
 export async function* gunzip(chunks: AsyncIterable<Uint8Array>, limits: InflateLimits): AsyncGenerator<Uint8Array> {
-  const it = chunks[Symbol.asyncIterator]();
+  const it = meteredSlices(chunks)[Symbol.asyncIterator]();
   const budget = new InflateBudget(limits, "The gzip file");
   // highWaterMark 0: a source chunk is pulled only when the decompressor wants one.
   const compressed = new ReadableStream<Uint8Array<ArrayBuffer>>(
@@ -133,7 +143,7 @@ export async function* gunzip(chunks: AsyncIterable<Uint8Array>, limits: Inflate
         }
       },
       async cancel() {
-        await it.return?.();
+        await it.return?.(undefined);
       },
     },
     { highWaterMark: 0 },

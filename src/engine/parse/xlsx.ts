@@ -1,7 +1,7 @@
 import ExcelJS from "exceljs";
 import { Readable } from "node:stream";
 import { EngineInputError, type ParseLimits, type SourceRecord } from "../types";
-import { InflateBudget } from "./bytes";
+import { InflateBudget, meteredSlices } from "./bytes";
 import { BoundedWorkbookReader } from "./workbook-reader";
 import { Batcher, RecordBuilder, type RowNotes, checkColumns, columnNames, positionalName } from "./records";
 
@@ -28,7 +28,7 @@ export async function* parseXlsx(
 ): AsyncGenerator<SourceRecord[]> {
   const budget = new InflateBudget(opts.limits, "The XLSX workbook");
   const counted = async function* (): AsyncGenerator<Uint8Array> {
-    for await (const c of chunks) {
+    for await (const c of meteredSlices(chunks)) {
       budget.read(c.byteLength);
       yield c;
     }
