@@ -50,7 +50,7 @@ beforeAll(async () => {
     mappings: { fieldMappings: [{ source: "SKU", target: "sku" }, { source: "Qty", target: "qty" }] },
   });
   job = jobDefinitions(h.svc).definitions.find((d) => d.name === RUN_JOB)!;
-});
+}, 60_000);
 
 afterAll(async () => {
   await h.close();
