@@ -671,11 +671,11 @@ export class LocalObjectStore implements ObjectStore {
     await rm(this.uploadDir(upload.uploadId), { recursive: true, force: true });
   }
 
-  /** Temp files, multipart uploads and pins older than `olderThanMs` (left by crashes or abandoned clients). */
-  async sweep(olderThanMs: number): Promise<number> {
+  /** Multipart uploads and pins older than `olderThanMs`, temp files not written for `tmpOlderThanMs` (left by crashes or abandoned clients). */
+  async sweep(olderThanMs: number, tmpOlderThanMs = olderThanMs): Promise<number> {
     let removed = 0;
-    const cutoff = this.now() - olderThanMs;
     for (const area of ["tmp", "uploads", "pins"]) {
+      const cutoff = this.now() - (area === "tmp" ? tmpOlderThanMs : olderThanMs);
       const dir = join(this.sys, area);
       const names = await readdir(dir).catch(() => [] as string[]);
       for (const name of names) {
