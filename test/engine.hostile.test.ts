@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { openInput } from "../src/engine/parse";
 import { processFile } from "../src/engine/process";
 import { localStore, request } from "./engine.support";
-import { hostileCases, sharedStringBomb } from "./fixtures/hostile/generate";
+import { hostileCases, NS, sharedStringBomb, sheetUsingString0, workbookOf } from "./fixtures/hostile/generate";
 
 /**
  * The hostile-file corpus (test/fixtures/hostile/): bombs and deep nesting
@@ -39,6 +39,19 @@ describe("hostile corpus: each file stops at its limit, naming it", () => {
       expect(outcome).toContain(c.error);
     }, 60_000);
   }
+});
+
+describe("ordinary files next to the limits are read", () => {
+  test("a workbook with a 20 MiB picture: binary parts are counted, not held to the cell limit", async () => {
+    const picture = new Uint8Array(20 * 1024 * 1024);
+    for (let i = 0; i < picture.length; i += 65536) crypto.getRandomValues(picture.subarray(i, i + 65536));
+    // No `<` byte at all: XML parts with such a run would be refused.
+    for (let i = 0; i < picture.length; i++) if (picture[i] === 0x3c) picture[i] = 0x3d;
+    const book = await workbookOf(`<sst ${NS}><si><t>hello</t></si></sst>`, sheetUsingString0, {
+      parts: [{ path: "xl/media/image1.png", source: (async function* () { yield picture; })() }],
+    });
+    expect(await readAll(book, { filename: "pictures.xlsx" })).toBe("read 1 rows");
+  }, 60_000);
 });
 
 describe("a workbook bomb costs bounded memory in the engine", () => {

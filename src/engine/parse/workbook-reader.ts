@@ -33,6 +33,7 @@ const LT = 0x3c;
 class EntryGuard extends Transform {
   private span = 0;
   private bytes = 0;
+  private readonly xml: boolean;
 
   constructor(
     private readonly path: string,
@@ -40,6 +41,7 @@ class EntryGuard extends Transform {
     private readonly limits: WorkbookLimits,
   ) {
     super();
+    this.xml = /\.(xml|rels)$/i.test(path);
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
@@ -59,6 +61,8 @@ class EntryGuard extends Transform {
         `The XLSX workbook's shared strings take more than ${mib(this.limits.maxSharedStringsBytes)} (limits.maxSharedStringsBytes): they would all be held in memory. Save the sheet as CSV.`,
       );
     }
+    // Pictures and other binary parts are only counted: a long run without `<` means nothing there.
+    if (!this.xml) return;
     const max = this.limits.maxRecordBytes;
     const first = chunk.indexOf(LT);
     if (first < 0) {
