@@ -169,9 +169,9 @@ export class BoundedWorkbookReader extends ExcelJS.stream.xlsx.WorkbookReader {
     return guarded;
   }
 
-  // biome-ignore lint: exceljs's own generator, with guarded entries.
+  /** exceljs's own generator (events of type `worksheet` and others), with guarded entries. */
   override async *parse(): AsyncGenerator<any> {
-    // biome-ignore lint: exceljs internals are untyped.
+    // exceljs's internals (_parseWorksheet, ...) are not in its published types.
     const self = this as any;
     const zip = unzip.Parse({ forceStream: true });
     this.source.pipe(zip);
@@ -190,9 +190,8 @@ export class BoundedWorkbookReader extends ExcelJS.stream.xlsx.WorkbookReader {
     }
   }
 
-  // biome-ignore lint: exceljs's own loop over the zip's entries.
+  /** exceljs's own loop over the zip's entries, each behind an EntryGuard. */
   private async *entries(zip: NodeJS.ReadableStream, waitingWorkSheets: { sheetNo: string; path: string; cleanup: () => void }[]): AsyncGenerator<any> {
-    // biome-ignore lint: exceljs internals are untyped.
     const self = this as any;
     for await (const raw of iterateStream(zip) as AsyncIterable<unknown>) {
       const entry = this.guard(raw as ZipEntry);
