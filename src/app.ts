@@ -3,6 +3,7 @@ import { createTrpcHandler } from "../trpc/handler";
 import { createServiceContext, type ServiceOptions, stopServiceContext } from "./context";
 import { createHttpApp } from "./http/app";
 import { jobDefinitions } from "./jobs/definitions";
+import { STORAGE_SWEEP_JOB } from "./services/documents/sweep";
 import { createSmtpServer } from "./smtp/server";
 import { HostedSftpServer } from "./sftp/server";
 import pkg from "../package.json" with { type: "json" };
@@ -15,6 +16,8 @@ export async function createService(opts: ServiceOptions) {
   if (opts.startJobs !== false) {
     const { definitions, crons } = jobDefinitions(svc);
     await svc.queue.start(definitions, crons);
+    // What a crash left in storage is swept at start-up too, not only on the hour (keyed: one sweep however many instances start).
+    await svc.queue.add({ name: STORAGE_SWEEP_JOB, payload: null, key: STORAGE_SWEEP_JOB });
   }
   const http = createHttpApp(
     svc,

@@ -50,7 +50,10 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
     queue: await createJobQueue({ db, log, clock, concurrency: config.jobConcurrency }),
     events,
     // Worker threads start on first use, so the admin CLI never spawns them.
-    engine: createEnginePool({ size: config.workers }),
+    engine: createEnginePool({
+      size: config.workers,
+      limits: { maxDecompressedBytes: config.decompression.maxBytes, maxDecompressionRatio: config.decompression.maxRatio },
+    }),
     notify: createNotifiers(config.notify),
     webhooks: { sender: createHttpSender(), resolve: systemResolver(), settings: config.webhooks },
     settings: {

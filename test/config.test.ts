@@ -69,7 +69,15 @@ describe("configuration", () => {
     ["HTTP_IDLE_TIMEOUT_SECONDS", { HTTP_IDLE_TIMEOUT_SECONDS: "0" }, /HTTP_IDLE_TIMEOUT_SECONDS: must be at least 1/],
     ["SHUTDOWN_TIMEOUT_SECONDS", { SHUTDOWN_TIMEOUT_SECONDS: "0" }, /SHUTDOWN_TIMEOUT_SECONDS: must be at least 1/],
     ["SHUTDOWN_TIMEOUT_SECONDS", { SHUTDOWN_TIMEOUT_SECONDS: "soon" }, /SHUTDOWN_TIMEOUT_SECONDS/],
+    ["MAX_DECOMPRESSED_BYTES", { MAX_DECOMPRESSED_BYTES: "0" }, /MAX_DECOMPRESSED_BYTES: must be a positive number of bytes/],
+    ["MAX_DECOMPRESSED_BYTES", { MAX_DECOMPRESSED_BYTES: "lots" }, /MAX_DECOMPRESSED_BYTES: /],
+    ["MAX_DECOMPRESSION_RATIO", { MAX_DECOMPRESSION_RATIO: "1" }, /MAX_DECOMPRESSION_RATIO: must be at least 2/],
+    ["MAX_DECOMPRESSION_RATIO", { MAX_DECOMPRESSION_RATIO: "2.5" }, /MAX_DECOMPRESSION_RATIO: must be a whole number/],
   ];
+  test("decompression limits: 5 GiB and 100-fold unless configured", () => {
+    expect(parseConfig({}).decompression).toEqual({ maxBytes: 5 * 1024 ** 3, maxRatio: 100 });
+    expect(parseConfig({ MAX_DECOMPRESSED_BYTES: "1048576", MAX_DECOMPRESSION_RATIO: "20" }).decompression).toEqual({ maxBytes: 1_048_576, maxRatio: 20 });
+  });
   test("SFTP_POLL_CRON takes a schedule, or off for an instance that must not poll customers' servers", () => {
     expect(parseConfig({ SFTP_POLL_CRON: "*/5 * * * *", SFTP_POLL_SETTLE_SECONDS: "0" }).sftpPoll).toEqual({ cron: "*/5 * * * *", settleSeconds: 0 });
     expect(parseConfig({ SFTP_POLL_CRON: "off" }).sftpPoll.cron).toBeNull();

@@ -48,7 +48,7 @@ const names = async (path = "") => {
 };
 async function put(path: string, body: string, contentType = "text/plain") {
   const slash = path.lastIndexOf("/");
-  const t = await ticket({ path: slash < 0 ? "" : path.slice(0, slash), filename: path.slice(slash + 1), size: body.length, contentType });
+  const t = await ticket({ path: slash < 0 ? "" : path.slice(0, slash), filename: path.slice(slash + 1), size: Buffer.byteLength(body), contentType });
   const res = await putSingle(t, body);
   expect(res.status).toBe(200);
   await res.arrayBuffer();

@@ -4,7 +4,7 @@ import type { StorageConfig } from "../adapters/storage/port";
 import type { SplitPlan, StripeResult, StripeSource, StripeTask } from "./stripe-plan";
 import { type GrowingFile, processStriped, type Striped, type StripedInput, type StripeWorkers } from "./stripes";
 import { trace } from "./trace";
-import { DEFAULT_MIN_SPLIT_BYTES, type EnginePool, type ProcessOutcome, type ProcessRequest, type Speculation } from "./types";
+import { DEFAULT_MIN_SPLIT_BYTES, type EnginePool, type ParseLimits, type ProcessOutcome, type ProcessRequest, type Speculation } from "./types";
 import type { WorkerReply, WorkerRequest } from "./worker";
 
 export interface EnginePoolOptions {
@@ -27,6 +27,8 @@ export interface EnginePoolOptions {
    * for long enough that nothing is gained, and their memory would add up.
    */
   speculateMaxBytes?: number;
+  /** Parse limits from the settings (MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSION_RATIO), applied to every request that does not set its own. */
+  limits?: Partial<ParseLimits>;
 }
 
 /**
@@ -146,6 +148,7 @@ function failedOutcome(errorMessage: string, internalError?: string): ProcessOut
     ok: false,
     errorMessage,
     internalError,
+    failure: "internal",
     counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 },
     errors: [],
     processed: null,
@@ -198,6 +201,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
   let closed = false;
   const canSpawn = () => slots.length < size;
   const storeFor = storeCache();
+  const withLimits = (req: ProcessRequest): ProcessRequest => (opts.limits ? { ...req, limits: { ...opts.limits, ...req.limits } } : req);
 
   // A terminated worker may have been writing; its puts are atomic, but an
   // earlier attempt's files could remain, and a failed run must leave none.
@@ -416,7 +420,8 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     void spec.result.then((striped) => striped?.discard()).catch(() => {});
   }
 
-  function speculate(req: ProcessRequest, expectedBytes: number): Speculation | null {
+  function speculate(asked: ProcessRequest, expectedBytes: number): Speculation | null {
+    const req = withLimits(asked);
     if (closed || queue.length > 0 || specs.size > 0 || req.storage.kind !== "local" || !mayStripe(req)) return null;
     if (!(expectedBytes >= minSplitBytes && expectedBytes <= speculateMaxBytes)) return null;
     const free = slots.filter(idle);
@@ -497,7 +502,8 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
       if (closed) return;
       while (canSpawn()) spawn();
     },
-    async process(req, signal) {
+    async process(asked, signal) {
+      const req = withLimits(asked);
       if (closed) throw new Error("engine pool is closed");
       if (signal?.aborted) throw signal.reason;
       const spec = specs.get(req.runId);

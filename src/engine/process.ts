@@ -37,6 +37,7 @@ export function parseOptions(req: ProcessRequest): ParseOptions {
     recordPath: o.recordPath,
     // `sheet` is not one of the declared options (unknown members are kept), so read it loosely.
     sheet: typeof o.sheet === "string" ? o.sheet : undefined,
+    limits: req.limits,
   };
 }
 
@@ -88,13 +89,15 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
   };
   const inputInfo = () => (summary ? { format: summary.format, encoding: summary.encoding, gzip: summary.gzip } : undefined);
 
+  /** `internalError` set: not the file's fault, a retry may succeed; unset: the file's, a retry cannot help. */
   const fail = async (errorMessage: string, internalError?: string): Promise<ProcessOutcome> => {
     await release();
     const reason = new Error(errorMessage);
     await Promise.all([processed?.abort(reason), rejects?.abort(reason)]);
     // The puts are atomic, but a retried run may find an earlier attempt's files.
     await Promise.all([store.delete(req.processedKey).catch(() => {}), store.delete(req.rejectsKey).catch(() => {})]);
-    return { ok: false, errorMessage, internalError, counts, errors, input: inputInfo(), processed: null, rejects: null, processMs: Math.round(performance.now() - started) };
+    const failure = internalError === undefined ? "input" : "internal";
+    return { ok: false, errorMessage, internalError, failure, counts, errors, input: inputInfo(), processed: null, rejects: null, processMs: Math.round(performance.now() - started) };
   };
 
   try {
@@ -172,13 +175,24 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     };
   } catch (e) {
     if (e instanceof EngineInputError || e instanceof MappingConfigError || e instanceof SchemaCompileError) return await fail(e.message);
-    if (e instanceof Cancelled || signal?.aborted) return await fail("Processing was cancelled before it finished; the run can be retried.");
+    if (e instanceof Cancelled || signal?.aborted) return await fail("Processing was cancelled before it finished; the run can be retried.", "cancelled");
     const err = e instanceof Error ? e : new Error(String(e));
+    // The file's shape, not the machine: the same input overflows the stack on every attempt.
+    if (isStackOverflow(err)) {
+      return await fail(
+        `The file is nested too deeply to process (the engine ran out of stack after ${plural(counts.total, "row")}); ` +
+          "retrying cannot help. Flatten the records, or send them as CSV.",
+      );
+    }
     return await fail(
       `The engine failed unexpectedly after ${plural(counts.total, "row")} (${err.message}); the run can be retried, and if it fails again the detail is in the service log.`,
       err.stack ?? err.message,
     );
   }
+}
+
+export function isStackOverflow(err: Error): boolean {
+  return err instanceof RangeError && /call stack/i.test(err.message);
 }
 
 /**

@@ -15,13 +15,34 @@ export type OutputFormat = "json" | "csv" | "xml";
 export type SourceRecord = Record<string, unknown>;
 
 export interface ParseLimits {
-  /** Largest single record (a CSV line, an NDJSON line, a JSON/XML record) in bytes. */
+  /** Largest single record (a CSV line, an NDJSON line, a JSON/XML record, a workbook cell or shared string) in bytes. */
   maxRecordBytes: number;
   /** Most columns a record may have. */
   maxColumns: number;
+  /** Deepest nesting of JSON arrays and objects, or of XML elements. */
+  maxDepth: number;
+  /** Most shared strings an XLSX workbook may declare (exceljs holds them all in memory). */
+  maxSharedStrings: number;
+  /** Largest shared-strings part of an XLSX workbook, inflated, in bytes. */
+  maxSharedStringsBytes: number;
+  /** Most bytes a compressed input (gzip, the entries of a zip or workbook) may inflate to (MAX_DECOMPRESSED_BYTES). */
+  maxDecompressedBytes: number;
+  /** Most bytes inflated per compressed byte read (MAX_DECOMPRESSION_RATIO), checked past RATIO_FLOOR_BYTES. */
+  maxDecompressionRatio: number;
 }
 
-export const DEFAULT_LIMITS: ParseLimits = { maxRecordBytes: 16 * 1024 * 1024, maxColumns: 5000 };
+export const DEFAULT_LIMITS: ParseLimits = {
+  maxRecordBytes: 16 * 1024 * 1024,
+  maxColumns: 5000,
+  maxDepth: 1000,
+  maxSharedStrings: 2_000_000,
+  maxSharedStringsBytes: 256 * 1024 * 1024,
+  maxDecompressedBytes: 5 * 1024 ** 3,
+  maxDecompressionRatio: 100,
+};
+
+/** A compressed input may inflate this far before its ratio is judged: a small file of blanks legitimately compresses a thousandfold. */
+export const RATIO_FLOOR_BYTES = 4 * 1024 * 1024;
 
 export interface ParseOptions {
   /** The file's name, for format and gzip detection by extension. */
@@ -93,6 +114,8 @@ export interface ProcessRequest {
   outputFormat: OutputFormat;
   mappings: PipelineMappings;
   schema: SchemaRef;
+  /** Settings-derived parse limits (MAX_DECOMPRESSED_BYTES, ...); the pool fills them from its options. */
+  limits?: Partial<ParseLimits>;
   /** The original's size in bytes, when the caller knows it (the runs service always does): without it, or under `minSplitBytes`, one worker reads the file. */
   size?: number;
 }
@@ -115,6 +138,13 @@ export interface ProcessOutcome {
   streamed?: boolean;
   /** For the service log, not for people: the stack of an unexpected failure. */
   internalError?: string;
+  /**
+   * Why the run failed, for whoever decides on a retry: `input` (the file:
+   * malformed, over a limit, nested too deep; no retry can fix it) or
+   * `internal` (a worker died, storage failed; a retry may succeed). Set
+   * whenever `ok` is false.
+   */
+  failure?: "input" | "internal";
 }
 
 /** Work begun on a file while it arrives (EnginePool.speculate). */

@@ -46,6 +46,7 @@ function storeFailure(e: unknown): ProcessOutcome {
     ok: false,
     errorMessage: `The engine could not open the object store (${err.message}); the run can be retried.`,
     internalError: err.stack,
+    failure: "internal",
     counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 },
     errors: [],
     processed: null,

@@ -4,6 +4,7 @@ import { deliverSend, giveUpSend, NOTIFY_SEND_JOB, reportNotifyChannels, SendPay
 import { expireOutboundUploads, OUTBOUND_EXPIRE_CRON, OUTBOUND_EXPIRE_JOB } from "../services/outbound";
 import { dispatchRunEvent, RUN_EVENT_JOB, RunEventPayload } from "../services/run-events";
 import { STORAGE_SWEEP_CRON, STORAGE_SWEEP_JOB, sweepLocalStorage } from "../services/documents/sweep";
+import { sweepOrphanRuns } from "../services/runs/sweep-orphans";
 import { DeliveryPayload, deliverWebhook, WEBHOOK_DELIVERY_JOB } from "../services/webhooks";
 import { giveUpRun, ProcessRunPayload, processRun, RUN_JOB, RUN_JOB_ATTEMPTS } from "../services/runs";
 import { giveUpHostedArrival, HOSTED_ARRIVAL_JOB, HostedArrivalPayload, handleHostedArrival } from "../services/space-files";
@@ -103,13 +104,19 @@ export function expireOutboundUploadsJob(svc: ServiceContext): JobDefinition<nul
   };
 }
 
-/** Removes the local store's abandoned temp files and multipart uploads (src/services/documents/sweep.ts); scheduled only on local storage. */
+/**
+ * Removes what crashes and abandoned clients leave in storage: the local
+ * store's temp files and multipart uploads (src/services/documents/sweep.ts)
+ * and, on both stores, the files of runs never recorded
+ * (src/services/runs/sweep-orphans.ts). Hourly, and once at start-up.
+ */
 export function storageSweepJob(svc: ServiceContext): JobDefinition<null> {
   return {
     name: STORAGE_SWEEP_JOB,
     parse: () => null,
     async handle() {
       await sweepLocalStorage(svc);
+      await sweepOrphanRuns(svc);
     },
   };
 }
@@ -144,7 +151,7 @@ function sftpPollCrons(svc: ServiceContext): CronSpec[] {
 
 /** Every job the service runs, with the services it calls. */
 export function jobDefinitions(svc: ServiceContext): { definitions: JobDefinition<any>[]; crons: CronSpec[] } {
-  const sweep: CronSpec[] = svc.storage.kind === "local" ? [{ name: STORAGE_SWEEP_JOB, cron: STORAGE_SWEEP_CRON, job: STORAGE_SWEEP_JOB }] : [];
+  const sweep: CronSpec[] = [{ name: STORAGE_SWEEP_JOB, cron: STORAGE_SWEEP_CRON, job: STORAGE_SWEEP_JOB }];
   return {
     definitions: [
       processRunJob(svc),

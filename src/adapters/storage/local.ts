@@ -522,6 +522,7 @@ export class LocalObjectStore implements ObjectStore {
     if (claims.partNumber !== undefined) q.set("partNumber", String(claims.partNumber));
     if (claims.filename) q.set("filename", claims.filename);
     if (claims.contentType) q.set("type", claims.contentType);
+    if (claims.size !== undefined) q.set("size", String(claims.size));
     q.set("expires", String(claims.expires));
     q.set("sig", sign(this.signingKey, claims));
     return `${this.publicUrl}${LINK_PATH}${encodeKey(key)}?${q}`;
@@ -540,6 +541,7 @@ export class LocalObjectStore implements ObjectStore {
       expires: this.expiry(opts.expiresIn),
       filename: opts.method === "GET" ? opts.filename : undefined,
       contentType: opts.contentType,
+      size: opts.method === "PUT" ? opts.size : undefined,
     };
     return this.link(key, claims);
   }
@@ -555,6 +557,7 @@ export class LocalObjectStore implements ObjectStore {
     const sig = query.get("sig");
     if (!sig || !Number.isInteger(expires)) throw refuse("it is not signed");
     const part = query.get("partNumber");
+    const size = query.get("size");
     const claims: LinkClaims = {
       method: method === "GET" || method === "HEAD" ? "GET" : method === "PUT" ? "PUT" : (method as "GET"),
       key,
@@ -563,6 +566,7 @@ export class LocalObjectStore implements ObjectStore {
       contentType: query.get("type") ?? undefined,
       uploadId: query.get("uploadId") ?? undefined,
       partNumber: part === null ? undefined : Number(part),
+      size: size === null ? undefined : Number(size),
     };
     if (!signatureMatches(this.signingKey, claims, sig)) throw refuse("the signature does not match (altered, or used with another method)");
     if (Math.floor(this.now() / 1000) > expires) throw refuse("it has expired");
@@ -667,11 +671,11 @@ export class LocalObjectStore implements ObjectStore {
     await rm(this.uploadDir(upload.uploadId), { recursive: true, force: true });
   }
 
-  /** Temp files, multipart uploads and pins older than `olderThanMs` (left by crashes or abandoned clients). */
-  async sweep(olderThanMs: number): Promise<number> {
+  /** Multipart uploads and pins older than `olderThanMs`, temp files not written for `tmpOlderThanMs` (left by crashes or abandoned clients). */
+  async sweep(olderThanMs: number, tmpOlderThanMs = olderThanMs): Promise<number> {
     let removed = 0;
-    const cutoff = this.now() - olderThanMs;
     for (const area of ["tmp", "uploads", "pins"]) {
+      const cutoff = this.now() - (area === "tmp" ? tmpOlderThanMs : olderThanMs);
       const dir = join(this.sys, area);
       const names = await readdir(dir).catch(() => [] as string[]);
       for (const name of names) {

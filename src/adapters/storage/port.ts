@@ -22,6 +22,8 @@ export interface PresignOptions {
   filename?: string;
   /** PUT: the content type the uploader must send; GET: the type served. */
   contentType?: string;
+  /** PUT: the body must be exactly this many bytes (signed, as S3 signs a content length); a larger body is refused before it is read. */
+  size?: number;
 }
 
 export interface MultipartUpload {

@@ -210,9 +210,12 @@ export class S3ObjectStore implements ObjectStore {
             ResponseContentDisposition: opts.filename ? attachment(opts.filename) : undefined,
             ResponseContentType: opts.contentType,
           })
-        : new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: opts.contentType });
-    // content-type is signed as a header, so an uploader must send exactly the type bound into the link.
-    return getSignedUrl(this.client, command, { expiresIn, ...(opts.contentType && opts.method === "PUT" ? { signableHeaders: new Set(["content-type"]) } : {}) });
+        : new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: opts.contentType, ContentLength: opts.size });
+    // content-type and content-length are signed as headers, so an uploader must send exactly the type and size bound into the link.
+    const signed = new Set<string>();
+    if (opts.method === "PUT" && opts.contentType) signed.add("content-type");
+    if (opts.method === "PUT" && opts.size !== undefined) signed.add("content-length");
+    return getSignedUrl(this.client, command, { expiresIn, ...(signed.size > 0 ? { signableHeaders: signed } : {}) });
   }
 
   async createMultipart(key: string, opts: { contentType?: string } = {}): Promise<MultipartUpload> {

@@ -15,6 +15,8 @@ export interface LinkClaims {
   contentType?: string;
   uploadId?: string;
   partNumber?: number;
+  /** PUT: the exact number of bytes the body must have (an upload ticket's declared size). */
+  size?: number;
 }
 
 /**
@@ -37,6 +39,8 @@ function canonical(c: LinkClaims): string {
     encodeURIComponent(c.contentType ?? ""),
     c.uploadId ?? "",
     c.partNumber === undefined ? "" : String(c.partNumber),
+    // Only links that bind a size carry the line, so links made before it existed keep their signatures.
+    ...(c.size === undefined ? [] : [`size=${c.size}`]),
   ].join("\n");
 }
 

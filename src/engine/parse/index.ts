@@ -45,7 +45,7 @@ export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOp
   const rawHead = await raw.peek(PEEK_BYTES);
   if (rawHead.length === 0) throw new EngineInputError("The file is empty (0 bytes).");
   const gzip = isGzip(rawHead);
-  const reader = gzip ? new ByteReader(gunzip(raw.chunks())) : raw;
+  const reader = gzip ? new ByteReader(gunzip(raw.chunks(), limits)) : raw;
   const head = gzip ? await reader.peek(PEEK_BYTES) : rawHead;
   if (head.length === 0) throw new EngineInputError("The file is empty once decompressed (a gzip file holding 0 bytes).");
 

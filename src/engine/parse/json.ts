@@ -25,6 +25,37 @@ export class KeyColumns {
   }
 }
 
+export function tooDeep(where: string, max: number): EngineInputError {
+  return new EngineInputError(
+    `${where} nests arrays and objects more than ${max} deep (limits.maxDepth); no retry can read it. Flatten the records, or send them as CSV.`,
+  );
+}
+
+/**
+ * Whether a JSON text nests arrays and objects deeper than `max`. Cheap for
+ * ordinary records: the brackets are counted first (by indexOf), and the
+ * text is walked, strings skipped, only when there are more than `max`.
+ */
+export function nestedDeeperThan(s: string, max: number): boolean {
+  let open = 0;
+  for (let i = s.indexOf("{"); i >= 0 && open <= max; i = s.indexOf("{", i + 1)) open++;
+  for (let i = s.indexOf("["); i >= 0 && open <= max; i = s.indexOf("[", i + 1)) open++;
+  if (open <= max) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
 function typeName(v: unknown): string {
   return v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `a ${typeof v}`;
 }
@@ -123,8 +154,12 @@ export async function* parseJson(
   let written = 0;
   let writtenAtLastRecord = 0;
 
+  let depth = 0;
   parser.onToken = ({ token, value, offset }) => {
     tokenEnd = offset;
+    if (token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET) {
+      if (++depth > limits.maxDepth) throw tooDeep(`Record ${records + 1}`, limits.maxDepth);
+    } else if (token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) depth--;
     if (!finder.found) finder.token(token, value);
   };
   parser.onValue = ({ value }) => {
@@ -203,6 +238,7 @@ export async function* parseNdjson(
     }
     const s = raw.trim();
     if (s === "") return;
+    if (s.length > limits.maxDepth && nestedDeeperThan(s, limits.maxDepth)) throw tooDeep(`Line ${line}`, limits.maxDepth);
     let v: unknown;
     try {
       v = JSON.parse(s);

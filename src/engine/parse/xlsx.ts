@@ -1,6 +1,8 @@
 import ExcelJS from "exceljs";
 import { Readable } from "node:stream";
 import { EngineInputError, type ParseLimits, type SourceRecord } from "../types";
+import { InflateBudget, meteredSlices } from "./bytes";
+import { BoundedWorkbookReader } from "./workbook-reader";
 import { Batcher, RecordBuilder, type RowNotes, checkColumns, columnNames, positionalName } from "./records";
 
 export interface XlsxOptions {
@@ -24,15 +26,22 @@ export async function* parseXlsx(
   onColumns: (columns: string[]) => void,
   notes: RowNotes,
 ): AsyncGenerator<SourceRecord[]> {
-  const input = Readable.from(chunks, { objectMode: false });
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
+  const budget = new InflateBudget(opts.limits, "The XLSX workbook");
+  const counted = async function* (): AsyncGenerator<Uint8Array> {
+    for await (const c of meteredSlices(chunks)) {
+      budget.read(c.byteLength);
+      yield c;
+    }
+  };
+  const input = Readable.from(counted(), { objectMode: false });
+  const reader = new BoundedWorkbookReader(input, {
     worksheets: "emit",
     sharedStrings: "cache",
     // Styles carry the number formats that tell a date from a number.
     styles: "cache",
     hyperlinks: "ignore",
     entries: "ignore",
-  });
+  }, opts.limits, budget);
   // exceljs reads sheet names from xl/workbook.xml; when a zip stores that entry after the sheets
   // (some writers do; Excel does not), it would dereference a model it has not read yet.
   // Such sheets keep their default names (Sheet1, ...).

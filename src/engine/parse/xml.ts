@@ -139,7 +139,7 @@ export async function* parseXml(
         target = wanted.length === 0 ? [name, "*"] : wanted[0] === name ? wanted : [name, ...wanted];
       }
       stack.push(name);
-      if (stack.length > 1000) fail(lt, "elements are nested more than 1000 deep.");
+      if (stack.length > limits.maxDepth) fail(lt, `elements are nested more than ${limits.maxDepth} deep (limits.maxDepth).`);
       if (recordStart < 0) {
         if (atRecordPath()) recordStart = lt;
         else if (target && stack.length === target.length && siblings.size < 10) siblings.add(name);

@@ -81,6 +81,12 @@ async function upload(store: LocalObjectStore, request: Request, maxBytes: numbe
   const header = request.headers.get("content-length");
   const declared = Number(header ?? "0");
   if (declared > maxBytes) throw new AppError("payload_too_large", `body: larger than ${maxBytes} bytes`);
+  // A link signed for a size takes a body of exactly that size, as S3 holds a signed content-length (nothing is read otherwise).
+  if (claims.size !== undefined) {
+    if (header === null) throw new AppError("invalid_input", `content-length: required; this link is signed for a body of ${claims.size} bytes`);
+    if (declared > claims.size) throw new AppError("payload_too_large", `body: ${declared} bytes announced; this link is signed for ${claims.size} bytes`);
+    if (declared !== claims.size) throw new AppError("invalid_input", `body: ${declared} bytes announced; this link is signed for exactly ${claims.size} bytes`);
+  }
   const part = claims.uploadId !== undefined && claims.partNumber !== undefined ? { upload: { uploadId: claims.uploadId, key }, partNumber: claims.partNumber } : null;
   const contentType = sentType ?? claims.contentType;
   let etag: string;

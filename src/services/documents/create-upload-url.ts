@@ -37,7 +37,8 @@ export async function createUploadUrl(ctx: ServiceContext, opts: CallOptions & {
   const contentType = input.contentType ?? (Bun.file(name).type || "application/octet-stream");
   const expiresIn = ctx.settings.fileLinkTtlSeconds;
   if (input.size <= ctx.settings.documentsSingleUploadMaxBytes) {
-    const url = await ctx.storage.presign(key, { method: "PUT", expiresIn, contentType });
+    // The declared size is bound into the link: a body of another size is refused, on the local store as by S3.
+    const url = await ctx.storage.presign(key, { method: "PUT", expiresIn, contentType, size: input.size });
     return { mode: "single", path, url, headers: { "content-type": contentType }, expiresIn };
   }
   const partSize = partSizeFor(input.size);

@@ -25,8 +25,9 @@ export interface ProcessRunOptions {
  * so two workers can never both move one run. A thrown error (the engine's
  * worker died, storage or database unreachable) leaves the run
  * `processing` and the queue retries the job, and so does an engine
- * outcome marked as an internal failure; a file the engine cannot read is
- * an outcome, and the run fails at once with the engine's message.
+ * outcome marked as an internal failure; a file the engine cannot read
+ * (malformed, over a limit, nested too deep: `failure: "input"`) is an
+ * outcome, and the run fails at once with the engine's message.
  *
  * Returns the status the run ended in, or null when there was nothing to do.
  */
@@ -83,7 +84,7 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
 
   // The queue is stopping: the run stays `processing` and the job goes back for another worker.
   if (opts.signal?.aborted) throw new Error(`run ${row.id}: processing interrupted by shutdown`);
-  if (!outcome.ok && outcome.internalError !== undefined) {
+  if (!outcome.ok && (outcome.failure ?? (outcome.internalError === undefined ? "input" : "internal")) === "internal") {
     // Not the file's fault (a worker died, storage failed): the queue tries again with backoff, and gives up after the last attempt.
     ctx.log.error({ runId: row.id, attempt: row.attempt, internalError: outcome.internalError }, "run.process: engine failed unexpectedly");
     throw new Error(outcome.errorMessage ?? "the engine failed unexpectedly");
