@@ -197,7 +197,7 @@ describe("lists", () => {
     expect(failed.status).toBe("failed");
     expect(failed.errorMessage).toMatch(/qty|Qty/);
     expect(failed.metadata.rows.invalid).toBe(1);
-    expect(failed.metadata.errors[0]).toMatchObject({ rowIndex: 0 });
+    expect(failed.metadata.errors[0]).toMatchObject({ inputRow: 1 });
   });
 });
 

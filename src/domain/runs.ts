@@ -11,9 +11,14 @@ export const FINAL_STATUSES: readonly RunStatus[] = ["completed", "delivered", "
 export const RUN_SOURCES = ["upload", "sftp", "email", "outbound"] as const;
 export type RunSource = (typeof RUN_SOURCES)[number];
 
-/** One invalid row, as reported in metadata and rejects files. `rowIndex` is 0-based over the data rows. */
+/**
+ * One invalid row's error, as reported in metadata and rejects files.
+ * `inputRow` is the row's number in the input, counted from 1 over the data
+ * rows: the header is not counted, nor are blank lines the reader skips
+ * (docs/decisions/rows.md).
+ */
 export interface RowError {
-  rowIndex: number;
+  inputRow: number;
   field: string;
   message: string;
 }
@@ -23,9 +28,9 @@ export interface RunCounts {
   total: number;
   valid: number;
   invalid: number;
-  /** Invalid rows left out of the processed file (onInvalidRow skip or quarantine). */
+  /** Invalid rows left out under onInvalidRow 'skip' (listed in the rejects file). */
   skipped: number;
-  /** Invalid rows written to the rejects file (onInvalidRow quarantine). */
+  /** Invalid rows kept apart under onInvalidRow 'quarantine' (listed in the rejects file). A row is skipped or quarantined, never both. */
   quarantined: number;
 }
 

@@ -222,7 +222,7 @@ function generate(steps: Step[], reader: Reader): CompiledMapping["map"] {
         `  if (v === null) ${assign("v")}`,
         `  else {`,
         `    x = fns[${i}](v);`,
-        `    if (x === FAIL) errors.push({ rowIndex, field: ${t}, message: fail(${i}, v) });`,
+        `    if (x === FAIL) errors.push({ inputRow: rowIndex + 1, field: ${t}, message: fail(${i}, v) });`,
         `    else if (x !== "") ${assign("x")}`,
         `  }`,
         `}`,

@@ -55,7 +55,7 @@ export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" :
 export function firstErrors(errors: readonly RowError[]): string {
   return errors
     .slice(0, ERRORS_IN_MESSAGE)
-    .map((e) => `row ${e.rowIndex + 1} ${e.field}: ${e.message}`)
+    .map((e) => `row ${e.inputRow} ${e.field}: ${e.message}`)
     .join("; ");
 }
 
@@ -69,7 +69,7 @@ export function prepare(req: ProcessRequest): void {
 /**
  * One file through the engine: the original is streamed from the store,
  * parsed, mapped, validated and written back as the processed file (and a
- * rejects file when rows are quarantined), a batch at a time. Never throws:
+ * rejects file when rows are skipped or quarantined), a batch at a time. Never throws:
  * every failure is an outcome with `ok: false`, an `errorMessage` for a
  * person, and nothing left at `processedKey` or `rejectsKey`.
  */
@@ -157,7 +157,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     if (rejectsSink) {
       await rejectsSink.write(rejectWriter.end());
       const r = await rejectsSink.close();
-      rejectsInfo = { key: req.rejectsKey, size: r.size, rows: counts.quarantined };
+      rejectsInfo = { key: req.rejectsKey, size: r.size, rows: counts.skipped + counts.quarantined };
     } else {
       await store.delete(req.rejectsKey);
     }
@@ -211,15 +211,16 @@ export interface PumpOptions {
   signal?: AbortSignal;
   /** The processed rows' text, a batch at a time. */
   rows(text: string): Promise<void>;
-  /** Rejected rows' text (quarantine), a batch at a time. */
+  /** Rejected rows' text (skip, quarantine), a batch at a time. */
   rejects(text: string): Promise<void>;
 }
 
 /**
  * What an invalid row does under the policy (its errors already in
- * `rowErrors`): counted, its errors kept among the run's first ones and,
- * under `quarantine`, `record` written to the rejects. Answers the message
- * when the maxInvalidRows budget stops reading, else null.
+ * `rowErrors`): counted once (`skipped` or `quarantined`), its errors kept
+ * among the run's first ones and, under `skip` and `quarantine`, a line
+ * with `record` (the row as read) written to the rejects. Answers the
+ * message when the maxInvalidRows budget stops reading, else null.
  */
 export function invalidRow(
   o: Pick<PumpOptions, "policy" | "maxInvalidRows" | "counts" | "errors" | "rejectWriter">,
@@ -232,11 +233,9 @@ export function invalidRow(
   counts.invalid++;
   for (let j = 0; j < rowErrors.length && errors.length < MAX_REPORTED_ERRORS; j++) errors.push(rowErrors[j]!);
   if (o.policy === "fail") return null;
-  counts.skipped++;
-  if (o.policy === "quarantine") {
-    counts.quarantined++;
-    reject(o.rejectWriter.rows([{ rowIndex, errors: rowErrors.map((e) => ({ field: e.field, message: e.message })), row: record }]));
-  }
+  const outcome = o.policy === "quarantine" ? "quarantined" : "skipped";
+  counts[outcome]++;
+  reject(o.rejectWriter.rows([{ inputRow: rowIndex + 1, outcome, errors: rowErrors.map((e) => ({ field: e.field, message: e.message })), row: record }]));
   if (o.maxInvalidRows !== undefined && counts.invalid > o.maxInvalidRows) {
     return `More than ${plural(o.maxInvalidRows, "invalid row")} (the error budget mappings.validations.maxInvalidRows): ${counts.invalid} by row ${rowIndex + 1}. First errors: ${firstErrors(errors)}.`;
   }
@@ -295,7 +294,7 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
         out[n++] = row;
         continue;
       }
-      const reject = policy === "quarantine" ? (fields ? fields.record(record) : record) : null;
+      const reject = policy !== "fail" ? (fields ? fields.record(record) : record) : null;
       stop = invalidRow(o, rowIndex, rowErrors, reject, (text) => {
         rejectText += text;
       });

@@ -140,7 +140,7 @@ const zeroCounts = (): RunCounts => ({ total: 0, valid: 0, invalid: 0, skipped: 
 /**
  * One stripe: its rows read (after the header record), mapped, validated
  * and rendered as bare processed lines joined by `,\n`, rejects as lines
- * `{"rowIndex":n,...}` with n counted from 0 in this stripe. `ok: false`
+ * `{"inputRow":n,...}` with n counted from 1 in this stripe. `ok: false`
  * when the stripe cannot stand for its part of the single-worker result: a
  * policy stopped it (`fail`, a `maxInvalidRows` budget), or it could not be
  * parsed (including a cut inside a quoted field, which shows as a quote
