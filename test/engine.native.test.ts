@@ -92,6 +92,8 @@ function file(r: ReturnType<typeof prng>, rows: number, delimiter: string, newli
 interface Config {
   fieldMappings: Record<string, unknown>[];
   definition: Record<string, unknown>;
+  /** mappings.options beyond the delimiter. */
+  options?: Record<string, unknown>;
 }
 
 /** Mappings and schemas inside what the native loop takes (each is checked to have a plan). */
@@ -131,7 +133,8 @@ const CONFIGS: Config[] = [
     },
   },
   {
-    // Enums, defaults, static values, a source the file does not have, strict additional properties.
+    // Enums, defaults, static values, a source the file does not have (read without it), strict additional properties.
+    options: { missingColumns: "proceed" },
     fieldMappings: [
       { source: "b", target: "colour", transform: "trim" },
       { source: "a", target: "n" },
@@ -161,7 +164,7 @@ const CONFIGS: Config[] = [
 
 async function stripeOf(body: Buffer, config: Config, onInvalidRow: string, maxInvalidRows?: number, delimiter?: string) {
   const schema: SchemaRef = { id: `sch_native_${config.definition.title ?? "x"}`, version: String(CONFIGS.indexOf(config)), definition: config.definition };
-  const options = delimiter ? { delimiter } : {};
+  const options = { ...config.options, ...(delimiter ? { delimiter } : {}) };
   const req = request(t, "f.csv", { fieldMappings: config.fieldMappings, options, validations: { onInvalidRow, maxInvalidRows } }, schema);
   await t.store.put(req.originalKey, body);
   const plan = await planSplit(req, body.subarray(0, 64 * 1024));

@@ -35,7 +35,7 @@ describe("each input format end to end", () => {
 
   test("gzip is decompressed on the fly", async () => {
     const { outcome, text } = await run("people.csv.gz", fixture("people.csv.gz"));
-    expect(outcome.input).toEqual({ format: "csv", gzip: true, encoding: "utf-8" });
+    expect(outcome.input).toEqual({ format: "csv", gzip: true, encoding: "utf-8", header: { unusedColumns: [] } });
     expect(jsonLines(text!)).toHaveLength(3);
   });
 

@@ -34,12 +34,22 @@ export interface RunCounts {
   quarantined: number;
 }
 
+/** What a run's metadata says of a file's header row (`metadata.input.header`; docs/decisions/mappings.md). */
+export interface HeaderSummary {
+  /** Header columns no mapping reads, in header order. */
+  unusedColumns: string[];
+  /** Mapped sources the header lacks (only when mappings.options.missingColumns is 'proceed': otherwise the run fails). */
+  missingColumns?: string[];
+  /** Sources found under another spelling (headerMatch case-insensitive or normalized): source -> header name. */
+  matchedColumns?: Record<string, string>;
+}
+
 export interface RunMetadata {
   rows?: RunCounts;
   /** The first invalid rows' errors (at most 20). */
   errors?: RowError[];
   /** Input format as read (csv, tsv, xlsx, json, ndjson, xml), encoding, and whether it was gzipped. */
-  input?: { format: string; encoding?: string; gzip?: boolean };
+  input?: { format: string; encoding?: string; gzip?: boolean; header?: HeaderSummary };
   output?: { format: string; size: number; rows: number };
   /** `whileArriving`: processing began while the file was still being received (docs/decisions/engine.md). */
   timings?: { queuedMs?: number; processMs?: number; totalMs?: number; whileArriving?: boolean };

@@ -1,6 +1,8 @@
 import { edenGC, fullGC } from "bun:jsc";
 import type { ObjectStore } from "../adapters/storage/port";
 import type { RowError, RunCounts } from "../domain/runs";
+import type { FieldMapping } from "../services/pipelines/shapes";
+import { type HeaderPlan, type HeaderSummary, planHeader } from "./header";
 import { type CompiledMapping, compileMapping, MappingConfigError, schemaProperties } from "./map";
 import { openInput, type ParsedInput } from "./parse";
 import { EngineInputError, type ParseOptions, type ParseSummary, type ProcessOutcome, type ProcessRequest, type SourceRecord } from "./types";
@@ -59,6 +61,39 @@ export function firstErrors(errors: readonly RowError[]): string {
     .join("; ");
 }
 
+const requiredOf = (definition: Record<string, unknown>): string[] =>
+  Array.isArray(definition.required) ? definition.required.filter((r): r is string => typeof r === "string") : [];
+
+/** The request's mapping with its options (emptyCells), for `fieldMappings` (the pipeline's, or as planHeader spelled them). */
+export function mappingFor(req: ProcessRequest, fieldMappings: readonly FieldMapping[] = req.mappings.fieldMappings): CompiledMapping {
+  return compileMapping({ fieldMappings, schemaProperties: schemaProperties(req.schema.definition), emptyCells: req.mappings.options.emptyCells });
+}
+
+/** The header diagnosis of `req`'s mapping against `columns` (src/engine/header.ts). */
+export function headerPlanFor(req: ProcessRequest, columns: readonly string[]): HeaderPlan {
+  const { fieldMappings, options } = req.mappings;
+  const def = req.schema.definition;
+  return planHeader({ fieldMappings, schemaProperties: schemaProperties(def), required: requiredOf(def), columns, headerMatch: options.headerMatch, missingColumns: options.missingColumns });
+}
+
+/** Whether the input names its columns in a header row (CSV, TSV, XLSX with headerRow on): only those get the header diagnosis. */
+export function hasHeader(req: ProcessRequest, format: string): boolean {
+  return (format === "csv" || format === "tsv" || format === "xlsx") && req.mappings.options.headerRow !== false;
+}
+
+/** The header step of `pumpRows` for `req`: `onSummary` gets what the run's metadata says of the header. */
+export function headerStep(req: ProcessRequest, columns: () => readonly string[], onSummary: (s: HeaderSummary) => void): HeaderStep {
+  return {
+    columns,
+    plan(cols) {
+      const plan = headerPlanFor(req, cols);
+      if (plan.problem !== null) return plan.problem;
+      onSummary(plan.summary);
+      return mappingFor(req, plan.fieldMappings);
+    },
+  };
+}
+
 /** Compiles (and caches) the request's validator ahead of processing; a schema that cannot be compiled fails later, in processing. */
 export function prepare(req: ProcessRequest): void {
   try {
@@ -102,7 +137,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     const policy = validations.onInvalidRow ?? "fail";
     const maxInvalidRows = validations.maxInvalidRows;
     const maxInvalidRatio = validations.maxInvalidRatio;
-    const mapping = compileMapping({ fieldMappings, schemaProperties: schemaProperties(req.schema.definition) });
+    const mapping = mappingFor(req, fieldMappings);
     const validator = validatorFor(req.schema);
 
     const original = await store.get(req.originalKey);
@@ -110,6 +145,9 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     reader = original.getReader();
     const input = await openInput(chunksOf(reader), { ...parseOptions(req), fields: true });
     summary = input.summary;
+    let header: HeaderSummary | undefined;
+    const fieldNames = input.fields;
+    const step = hasHeader(req, summary.format) ? headerStep(req, () => (fieldNames ? fieldNames.columns() : input.summary.columns), (s) => (header = s)) : undefined;
 
     const writer = createWriter(req.outputFormat, outputColumns(mapping.columns, req.schema.definition));
     processed = openSink(store, req.processedKey, writer.contentType);
@@ -135,6 +173,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
         await rejects.write(text);
       },
       rejectWriter,
+      header: step,
     });
     if (stop) return await fail(stop);
     if (signal?.aborted) throw new Cancelled();
@@ -161,11 +200,12 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     } else {
       await store.delete(req.rejectsKey);
     }
+    const info0 = inputInfo();
     return {
       ok: true,
       counts,
       errors,
-      input: inputInfo(),
+      input: info0 && header ? { ...info0, header } : info0,
       processed: { key: req.processedKey, size: info.size, rows: counts.valid, format: writer.format, mimetype: writer.contentType },
       rejects: rejectsInfo,
       processMs: Math.round(performance.now() - started),
@@ -213,6 +253,15 @@ export interface PumpOptions {
   rows(text: string): Promise<void>;
   /** Rejected rows' text (skip, quarantine), a batch at a time. */
   rejects(text: string): Promise<void>;
+  /** Inputs with a header row: checked once, before the first row (or at the end of a file with none), and the mapping it gives used. */
+  header?: HeaderStep;
+}
+
+export interface HeaderStep {
+  /** The header's column names, once read (before the first batch). */
+  columns(): readonly string[];
+  /** The mapping for this header, or the message the run fails with. */
+  plan(columns: readonly string[]): CompiledMapping | string;
 }
 
 /**
@@ -267,7 +316,8 @@ export function mapRow(
  * was read to its end. Row indexes count from 0 at the first record read.
  */
 export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatches" | "fields">, o: PumpOptions): Promise<string | null> {
-  const { mapping, validator, writer, policy, counts, errors, signal } = o;
+  const { validator, writer, policy, counts, errors, signal } = o;
+  let mapping = o.mapping;
   // CSV/TSV: rows are mapped from their field arrays (no object per record); the record is built only for a rejects line.
   const fields = input.fieldBatches && input.fields ? input.fields : null;
   const batches: AsyncIterable<readonly unknown[]> = fields ? input.fieldBatches! : input.batches;
@@ -279,8 +329,21 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
   let rejectText = "";
   let sinceCollect = 0;
   let collections = 0;
+  let headerDone = o.header === undefined;
+  const checkHeader = (): string | null => {
+    headerDone = true;
+    const planned = o.header!.plan(o.header!.columns());
+    if (typeof planned === "string") return planned;
+    mapping = planned;
+    if (!fields) map = mapping.map;
+    return null;
+  };
   for await (const batch of batches) {
     if (signal?.aborted) throw new Cancelled();
+    if (!headerDone) {
+      const problem = checkHeader();
+      if (problem !== null) return problem;
+    }
     if (!mapperReady) {
       map = mapping.forFields(fields!.columns());
       mapperReady = true;
@@ -325,5 +388,6 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
       else edenGC();
     }
   }
-  return null;
+  // A header and no rows: the header is still checked.
+  return headerDone ? null : checkHeader();
 }
