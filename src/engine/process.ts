@@ -200,12 +200,12 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     } else {
       await store.delete(req.rejectsKey);
     }
-    const info0 = inputInfo();
+    const read = inputInfo();
     return {
       ok: true,
       counts,
       errors,
-      input: info0 && header ? { ...info0, header } : info0,
+      input: read && header ? { ...read, header } : read,
       processed: { key: req.processedKey, size: info.size, rows: counts.valid, format: writer.format, mimetype: writer.contentType },
       rejects: rejectsInfo,
       processMs: Math.round(performance.now() - started),
