@@ -1,4 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import ExcelJS from "exceljs";
+import JSZip from "jszip";
 import { closestColumns, editDistance, normalizeName, planHeader } from "../src/engine/header";
 import { processFile } from "../src/engine/process";
 import type { SchemaRef } from "../src/engine/types";
@@ -20,7 +22,7 @@ const MAPPINGS = [
   { source: "Name", target: "name" },
 ];
 
-async function run(body: string, options: Record<string, unknown> = {}, fieldMappings: unknown[] = MAPPINGS, schema = ITEMS, filename = "items.csv") {
+async function run(body: string | Uint8Array, options: Record<string, unknown> = {}, fieldMappings: unknown[] = MAPPINGS, schema = ITEMS, filename = "items.csv") {
   const req = request(t, filename, { fieldMappings, options, validations: { onInvalidRow: "skip" } }, schema);
   await t.store.put(req.originalKey, body);
   const outcome = await processFile(req, t.store);
@@ -70,6 +72,19 @@ describe("a mapped column missing from the header", () => {
     expect(ok.outcome.input!.header).toEqual({ unusedColumns: ["colour"] });
     const missing = await run("sku,name\na-1,Bolt\n", {}, []);
     expect(missing.outcome.errorMessage).toContain("`qty` not in the header");
+  });
+
+  test("an XLSX sheet's header row is checked the same way", async () => {
+    const wb = new ExcelJS.Workbook();
+    const sheet = wb.addWorksheet("Items");
+    sheet.addRow(["SKU", "Quantity", "Name"]);
+    sheet.addRow(["a-1", 3, "Bolt"]);
+    const book = await excelOrder(new Uint8Array((await wb.xlsx.writeBuffer()) as ArrayBuffer));
+    const refused = await run(book, {}, MAPPINGS, ITEMS, "items.xlsx");
+    expect(refused.outcome.errorMessage).toContain("`Qty` not in the header; closest: `Quantity`");
+    const read = await run(book, { headerMatch: "normalized" }, [{ source: "sku", target: "sku" }, { source: "QUANTITY", target: "qty" }], ITEMS, "items.xlsx");
+    expect(read.rows).toEqual([{ sku: "a-1", qty: 3 }]);
+    expect(read.outcome.input!.header).toEqual({ unusedColumns: ["Name"], matchedColumns: { sku: "SKU", QUANTITY: "Quantity" } });
   });
 
   test("JSON records have no header: nothing is checked", async () => {
@@ -150,3 +165,17 @@ describe("emptyCells", () => {
     expect(rows).toEqual([{ sku: "a-1", qty: 3, name: null }]);
   });
 });
+
+/** exceljs orders zip entries by timing; the streaming reader wants Excel's order (as test/engine.parse.test.ts explains). */
+async function excelOrder(xlsx: Uint8Array): Promise<Uint8Array> {
+  const src = await JSZip.loadAsync(xlsx);
+  const rank = (p: string) =>
+    ["[Content_Types].xml", "_rels/.rels", "xl/workbook.xml", "xl/_rels/workbook.xml.rels"].indexOf(p) + 1 ||
+    (p.startsWith("xl/worksheets/") ? 10 : p === "xl/sharedStrings.xml" ? 20 : 30);
+  const out = new JSZip();
+  const names = Object.keys(src.files)
+    .filter((p) => !src.files[p]!.dir)
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  for (const p of names) out.file(p, await src.files[p]!.async("uint8array"));
+  return out.generateAsync({ type: "uint8array", compression: "DEFLATE" });
+}
