@@ -1,5 +1,7 @@
 import type { HeaderSummary } from "../domain/runs";
 import type { FieldMapping, HeaderMatch } from "../services/pipelines/shapes";
+import { type CompiledMapping, compileMapping, schemaProperties } from "./map";
+import type { ProcessRequest } from "./types";
 
 export type { HeaderSummary };
 
@@ -169,3 +171,45 @@ function compute(o: HeaderOptions): HeaderPlan {
   }
   return { fieldMappings: renamed ? resolved : o.fieldMappings, summary, problem };
 }
+
+/** What `pumpRows` (src/engine/process.ts) does with a header: asks for the mapping once, before the first row. */
+export interface HeaderStep {
+  /** The header's column names, once read (before the first batch). */
+  columns(): readonly string[];
+  /** The mapping for this header, or the message the run fails with. */
+  plan(columns: readonly string[]): CompiledMapping | string;
+}
+
+const requiredOf = (definition: Record<string, unknown>): string[] =>
+  Array.isArray(definition.required) ? definition.required.filter((r): r is string => typeof r === "string") : [];
+
+/** The request's mapping with its options (emptyCells), for `fieldMappings` (the pipeline's, or as planHeader spelled them). */
+export function mappingFor(req: ProcessRequest, fieldMappings: readonly FieldMapping[] = req.mappings.fieldMappings): CompiledMapping {
+  return compileMapping({ fieldMappings, schemaProperties: schemaProperties(req.schema.definition), emptyCells: req.mappings.options.emptyCells });
+}
+
+/** The header diagnosis of `req`'s mapping against `columns`. */
+export function headerPlanFor(req: ProcessRequest, columns: readonly string[]): HeaderPlan {
+  const { fieldMappings, options } = req.mappings;
+  const def = req.schema.definition;
+  return planHeader({ fieldMappings, schemaProperties: schemaProperties(def), required: requiredOf(def), columns, headerMatch: options.headerMatch, missingColumns: options.missingColumns });
+}
+
+/** Whether the input names its columns in a header row (CSV, TSV, XLSX with headerRow on): only those get the header diagnosis. */
+export function hasHeader(req: ProcessRequest, format: string): boolean {
+  return (format === "csv" || format === "tsv" || format === "xlsx") && req.mappings.options.headerRow !== false;
+}
+
+/** The header step of `pumpRows` for `req`: `onSummary` gets what the run's metadata says of the header. */
+export function headerStep(req: ProcessRequest, columns: () => readonly string[], onSummary: (s: HeaderSummary) => void): HeaderStep {
+  return {
+    columns,
+    plan(cols) {
+      const plan = headerPlanFor(req, cols);
+      if (plan.problem !== null) return plan.problem;
+      onSummary(plan.summary);
+      return mappingFor(req, plan.fieldMappings);
+    },
+  };
+}
+

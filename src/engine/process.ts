@@ -1,9 +1,8 @@
 import { edenGC, fullGC } from "bun:jsc";
 import type { ObjectStore } from "../adapters/storage/port";
 import type { RowError, RunCounts } from "../domain/runs";
-import type { FieldMapping } from "../services/pipelines/shapes";
-import { type HeaderPlan, type HeaderSummary, planHeader } from "./header";
-import { type CompiledMapping, compileMapping, MappingConfigError, schemaProperties } from "./map";
+import { type HeaderStep, type HeaderSummary, hasHeader, headerStep, mappingFor } from "./header";
+import { type CompiledMapping, MappingConfigError } from "./map";
 import { openInput, type ParsedInput } from "./parse";
 import { EngineInputError, type ParseOptions, type ParseSummary, type ProcessOutcome, type ProcessRequest, type SourceRecord } from "./types";
 import { trace } from "./trace";
@@ -59,39 +58,6 @@ export function firstErrors(errors: readonly RowError[]): string {
     .slice(0, ERRORS_IN_MESSAGE)
     .map((e) => `row ${e.inputRow} ${e.field}: ${e.message}`)
     .join("; ");
-}
-
-const requiredOf = (definition: Record<string, unknown>): string[] =>
-  Array.isArray(definition.required) ? definition.required.filter((r): r is string => typeof r === "string") : [];
-
-/** The request's mapping with its options (emptyCells), for `fieldMappings` (the pipeline's, or as planHeader spelled them). */
-export function mappingFor(req: ProcessRequest, fieldMappings: readonly FieldMapping[] = req.mappings.fieldMappings): CompiledMapping {
-  return compileMapping({ fieldMappings, schemaProperties: schemaProperties(req.schema.definition), emptyCells: req.mappings.options.emptyCells });
-}
-
-/** The header diagnosis of `req`'s mapping against `columns` (src/engine/header.ts). */
-export function headerPlanFor(req: ProcessRequest, columns: readonly string[]): HeaderPlan {
-  const { fieldMappings, options } = req.mappings;
-  const def = req.schema.definition;
-  return planHeader({ fieldMappings, schemaProperties: schemaProperties(def), required: requiredOf(def), columns, headerMatch: options.headerMatch, missingColumns: options.missingColumns });
-}
-
-/** Whether the input names its columns in a header row (CSV, TSV, XLSX with headerRow on): only those get the header diagnosis. */
-export function hasHeader(req: ProcessRequest, format: string): boolean {
-  return (format === "csv" || format === "tsv" || format === "xlsx") && req.mappings.options.headerRow !== false;
-}
-
-/** The header step of `pumpRows` for `req`: `onSummary` gets what the run's metadata says of the header. */
-export function headerStep(req: ProcessRequest, columns: () => readonly string[], onSummary: (s: HeaderSummary) => void): HeaderStep {
-  return {
-    columns,
-    plan(cols) {
-      const plan = headerPlanFor(req, cols);
-      if (plan.problem !== null) return plan.problem;
-      onSummary(plan.summary);
-      return mappingFor(req, plan.fieldMappings);
-    },
-  };
 }
 
 /** Compiles (and caches) the request's validator ahead of processing; a schema that cannot be compiled fails later, in processing. */
@@ -255,13 +221,6 @@ export interface PumpOptions {
   rejects(text: string): Promise<void>;
   /** Inputs with a header row: checked once, before the first row (or at the end of a file with none), and the mapping it gives used. */
   header?: HeaderStep;
-}
-
-export interface HeaderStep {
-  /** The header's column names, once read (before the first batch). */
-  columns(): readonly string[];
-  /** The mapping for this header, or the message the run fails with. */
-  plan(columns: readonly string[]): CompiledMapping | string;
 }
 
 /**
