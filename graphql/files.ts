@@ -7,7 +7,7 @@ import { inputType, outputType } from "./from-zod";
 /** Files of runs (links, row search) and the delta between two runs. */
 
 const RunFileKind = builder.enumType("RunFileKind", {
-  description: "Which file of a run: the one received, or the processed JSON.",
+  description: "Which file of a run: the one received, the processed one, or the rejects (rows skipped or quarantined, with their input row and errors).",
   values: files.RUN_FILE_KINDS,
 });
 
@@ -15,7 +15,7 @@ builder.queryFields((t) => ({
   runFileLink: t.field({
     nullable: true,
     type: outputType(files.FileLink),
-    description: "A presigned GET link to a run's original or processed file, usable without the key until it expires.",
+    description: "A presigned GET link to a run's original, processed or rejects file, usable without the key until it expires.",
     args: { id: t.arg.id({ required: true, description: "The run." }), which: t.arg({ type: RunFileKind, required: true }) },
     resolve: (_, { id, which }, { svc, actor }) => files.getRunFileLink(svc, { actor, runId: String(id), which }),
   }),

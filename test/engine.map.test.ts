@@ -130,7 +130,7 @@ describe("compileMapping", () => {
       { amt: "abc", flag: "y" },
     );
     expect(row).toEqual({ ok: true });
-    expect(errors).toEqual([{ rowIndex: 7, field: "amount", message: `transform 'number': "abc" is not a decimal number such as 1234.5 (no thousands separators)` }]);
+    expect(errors).toEqual([{ inputRow: 8, field: "amount", message: `transform 'number': "abc" is not a decimal number such as 1234.5 (no thousands separators)` }]);
   });
 
   test("a static value is transformed once, and one its transform refuses is a configuration error", () => {

@@ -92,6 +92,8 @@ function file(r: ReturnType<typeof prng>, rows: number, delimiter: string, newli
 interface Config {
   fieldMappings: Record<string, unknown>[];
   definition: Record<string, unknown>;
+  /** mappings.options beyond the delimiter. */
+  options?: Record<string, unknown>;
 }
 
 /** Mappings and schemas inside what the native loop takes (each is checked to have a plan). */
@@ -131,7 +133,8 @@ const CONFIGS: Config[] = [
     },
   },
   {
-    // Enums, defaults, static values, a source the file does not have, strict additional properties.
+    // Enums, defaults, static values, a source the file does not have (read without it), strict additional properties.
+    options: { missingColumns: "proceed" },
     fieldMappings: [
       { source: "b", target: "colour", transform: "trim" },
       { source: "a", target: "n" },
@@ -161,7 +164,7 @@ const CONFIGS: Config[] = [
 
 async function stripeOf(body: Buffer, config: Config, onInvalidRow: string, maxInvalidRows?: number, delimiter?: string) {
   const schema: SchemaRef = { id: `sch_native_${config.definition.title ?? "x"}`, version: String(CONFIGS.indexOf(config)), definition: config.definition };
-  const options = delimiter ? { delimiter } : {};
+  const options = { ...config.options, ...(delimiter ? { delimiter } : {}) };
   const req = request(t, "f.csv", { fieldMappings: config.fieldMappings, options, validations: { onInvalidRow, maxInvalidRows } }, schema);
   await t.store.put(req.originalKey, body);
   const plan = await planSplit(req, body.subarray(0, 64 * 1024));
@@ -245,8 +248,50 @@ describe("the native row loop", () => {
       { delimiter: "ab" },
       { quote: "é" },
       { newline: "\r" },
+      { emptyCells: "empty-string" },
+      { emptyCells: "null" },
     ];
     for (const over of refused) expect({ over, plan: plan(over) }).toEqual({ over, plan: null });
+  });
+
+  test("header spellings (headerMatch) are resolved before the plan, so such files stay native; emptyCells other than absent go to JavaScript", async () => {
+    let body = "Row ID,Full Name,PRICE,Active?,updated-at\n";
+    for (let i = 0; i < 3000; i++) body += `${i},${i % 7 === 0 ? "" : `name ${i}`},${i}.5,${i % 2 ? "y" : "n"},2024-03-0${(i % 9) + 1}\n`;
+    const schema: SchemaRef = { id: "sch_native_spelling", version: "1", definition: { type: "object", properties: { id: { type: "integer" }, name: { type: "string" }, price: { type: "number" }, active: { type: "boolean" }, updated: { type: "string" } }, required: ["id"] } };
+    const fieldMappings = [
+      { source: "row_id", target: "id", transform: "integer" },
+      { source: "full name", target: "name" },
+      { source: "price", target: "price", transform: "number" },
+      { source: "ACTIVE", target: "active", transform: "boolean" },
+      { source: "Updated At", target: "updated", transform: "date" },
+    ];
+    const stripe = async (options: Record<string, unknown>, definition = schema) => {
+      const req = request(t, "spelled.csv", { fieldMappings, options, validations: { onInvalidRow: "skip" } }, definition);
+      await t.store.put(req.originalKey, body);
+      const plan = (await planSplit(req, Buffer.from(body).subarray(0, 64 * 1024)))!;
+      return { req, plan, task: { index: 0, start: plan.prefixEnd, end: Buffer.byteLength(body), plan, source: { kind: "store" } } as StripeTask };
+    };
+    const before = nativeStats.rows;
+    const s = await stripe({ headerMatch: "normalized" });
+    const { js, native } = await bothWays(s);
+    expect(native).toEqual(js);
+    expect(nativeStats.rows - before).toBeGreaterThan(2000);
+    expect(js.counts).toMatchObject({ total: 3000, valid: 3000 });
+    expect(js.input!.header).toEqual({ unusedColumns: [], matchedColumns: { row_id: "Row ID", "full name": "Full Name", price: "PRICE", ACTIVE: "Active?", "Updated At": "updated-at" } });
+    expect(JSON.parse(js.text!.split(",\n")[0]!)).toEqual({ id: 0, price: 0.5, active: false, updated: "2024-03-01" });
+
+    const nullBefore = nativeStats.rows;
+    // ajv's coercion would turn null into "" under `type: "string"`: a schema that keeps null allows it.
+    const nullable = { ...schema, id: "sch_native_nullable", definition: { ...schema.definition, properties: { ...(schema.definition.properties as object), name: { type: ["string", "null"] } } } };
+    const nulls = await bothWays(await stripe({ headerMatch: "normalized", emptyCells: "null" }, nullable));
+    expect(nulls.native).toEqual(nulls.js);
+    expect(nativeStats.rows - nullBefore).toBe(0);
+    expect(JSON.parse(nulls.js.text!.split(",\n")[0]!)).toEqual({ id: 0, name: null, price: 0.5, active: false, updated: "2024-03-01" });
+
+    // Exact matching (the default): the stripe stops with the header diagnosis, on both paths.
+    const exact = await bothWays(await stripe({}));
+    expect(exact.js).toEqual({ ok: false, openAtEnd: false });
+    expect(exact.native).toEqual(exact.js);
   });
 
   test("writes a clean file's every row itself, and stops at each row it hands back", () => {

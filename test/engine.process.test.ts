@@ -35,7 +35,7 @@ describe("each input format end to end", () => {
 
   test("gzip is decompressed on the fly", async () => {
     const { outcome, text } = await run("people.csv.gz", fixture("people.csv.gz"));
-    expect(outcome.input).toEqual({ format: "csv", gzip: true, encoding: "utf-8" });
+    expect(outcome.input).toEqual({ format: "csv", gzip: true, encoding: "utf-8", header: { unusedColumns: [] } });
     expect(jsonLines(text!)).toHaveLength(3);
   });
 
@@ -140,7 +140,7 @@ const orderMappings = (validations: unknown) => ({
   ],
   validations,
 });
-// Rows 2 and 4 (rowIndex 1 and 3) are invalid.
+// Input rows 2 and 4 are invalid.
 const ORDERS_CSV = "id,amount,when\n1,10.5,2024-01-02\n2,1,234.5,2024-01-03\n3,7,2024-01-04\n4,,2024-02-30\n5,0.5,\n";
 
 describe("what invalid rows do", () => {
@@ -154,32 +154,46 @@ describe("what invalid rows do", () => {
       `2 invalid rows in the first 5 rows read, and mappings.validations.onInvalidRow is 'fail'. First errors: row 2 amount: transform 'number': "abc" is not a decimal number such as 1234.5 (no thousands separators); row 4 when: transform 'date': "2024-02-30" is not an ISO date (YYYY-MM-DD) or date-time; row 4 amount: is required. Fix the file, or set onInvalidRow to 'skip' or 'quarantine' to keep the valid rows.`,
     );
     expect(outcome.errors).toEqual([
-      { rowIndex: 1, field: "amount", message: `transform 'number': "abc" is not a decimal number such as 1234.5 (no thousands separators)` },
-      { rowIndex: 3, field: "when", message: `transform 'date': "2024-02-30" is not an ISO date (YYYY-MM-DD) or date-time` },
-      { rowIndex: 3, field: "amount", message: "is required" },
+      { inputRow: 2, field: "amount", message: `transform 'number': "abc" is not a decimal number such as 1234.5 (no thousands separators)` },
+      { inputRow: 4, field: "when", message: `transform 'date': "2024-02-30" is not an ISO date (YYYY-MM-DD) or date-time` },
+      { inputRow: 4, field: "amount", message: "is required" },
     ]);
     expect(outcome.processed).toBeNull();
     expect(await t.store.stat(req.processedKey)).toBeNull();
     expect(await t.store.stat(req.rejectsKey)).toBeNull();
   });
 
-  test("skip: invalid rows are left out and reported", async () => {
-    const { outcome, text, rejects } = await run("orders.csv", ORDERS_CSV.replace("2,1,234.5", "2,abc"), orderMappings({ onInvalidRow: "skip" }), ORDERS);
-    expect(outcome).toMatchObject({ ok: true, counts: { total: 5, valid: 3, invalid: 2, skipped: 2, quarantined: 0 }, rejects: null });
-    expect(outcome.errors.map((e) => [e.rowIndex, e.field])).toEqual([[1, "amount"], [3, "when"], [3, "amount"]]);
+  test("skip: invalid rows are left out, reported, and listed in the rejects file as skipped", async () => {
+    const { req, outcome, text, rejects } = await run("orders.csv", ORDERS_CSV.replace("2,1,234.5", "2,abc"), orderMappings({ onInvalidRow: "skip" }), ORDERS);
+    expect(outcome).toMatchObject({ ok: true, counts: { total: 5, valid: 3, invalid: 2, skipped: 2, quarantined: 0 } });
+    expect(outcome.rejects).toEqual({ key: req.rejectsKey, size: Buffer.byteLength(rejects!), rows: 2 });
+    expect(outcome.errors.map((e) => [e.inputRow, e.field])).toEqual([[2, "amount"], [4, "when"], [4, "amount"]]);
     expect(jsonLines(text!)).toEqual([{ id: 1, amount: 10.5, when: "2024-01-02" }, { id: 3, amount: 7, when: "2024-01-04" }, { id: 5, amount: 0.5 }]);
-    expect(rejects).toBeNull();
+    expect((jsonLines(rejects!) as Record<string, unknown>[]).map((r) => [r.inputRow, r.outcome, r.row])).toEqual([
+      [2, "skipped", { id: "2", amount: "abc", when: "2024-01-03" }],
+      [4, "skipped", { id: "4", amount: "", when: "2024-02-30" }],
+    ]);
+  });
+
+  test("counts add up: every row is valid, skipped or quarantined, once", async () => {
+    for (const onInvalidRow of ["skip", "quarantine"] as const) {
+      const { outcome } = await run("orders.csv", ORDERS_CSV, orderMappings({ onInvalidRow }), ORDERS);
+      const c = outcome.counts;
+      expect(c.total).toBe(c.valid + c.skipped + c.quarantined);
+      expect(c.invalid).toBe(c.skipped + c.quarantined);
+      expect([c.skipped, c.quarantined]).toEqual(onInvalidRow === "skip" ? [2, 0] : [0, 2]);
+    }
   });
 
   test("quarantine: invalid rows go to the rejects file with their errors and the row as read", async () => {
     const { req, outcome, text, rejects } = await run("orders.csv", ORDERS_CSV, orderMappings({ onInvalidRow: "quarantine" }), ORDERS);
-    expect(outcome).toMatchObject({ ok: true, counts: { total: 5, valid: 3, invalid: 2, skipped: 2, quarantined: 2 } });
+    expect(outcome).toMatchObject({ ok: true, counts: { total: 5, valid: 3, invalid: 2, skipped: 0, quarantined: 2 } });
     expect(outcome.rejects).toEqual({ key: req.rejectsKey, size: Buffer.byteLength(rejects!), rows: 2 });
     expect(jsonLines(text!)).toHaveLength(3);
     expect(rejects).toBe(
       "[\n" +
-        `{"rowIndex":1,"errors":[{"field":"when","message":"transform 'date': \\"234.5\\" is not an ISO date (YYYY-MM-DD) or date-time"}],"row":{"id":"2","amount":"1","when":"234.5","column_4":"2024-01-03"}},\n` +
-        `{"rowIndex":3,"errors":[{"field":"when","message":"transform 'date': \\"2024-02-30\\" is not an ISO date (YYYY-MM-DD) or date-time"},{"field":"amount","message":"is required"}],"row":{"id":"4","amount":"","when":"2024-02-30"}}\n` +
+        `{"inputRow":2,"outcome":"quarantined","errors":[{"field":"when","message":"transform 'date': \\"234.5\\" is not an ISO date (YYYY-MM-DD) or date-time"}],"row":{"id":"2","amount":"1","when":"234.5","column_4":"2024-01-03"}},\n` +
+        `{"inputRow":4,"outcome":"quarantined","errors":[{"field":"when","message":"transform 'date': \\"2024-02-30\\" is not an ISO date (YYYY-MM-DD) or date-time"},{"field":"amount","message":"is required"}],"row":{"id":"4","amount":"","when":"2024-02-30"}}\n` +
         "]\n",
     );
   });

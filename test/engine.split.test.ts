@@ -283,8 +283,8 @@ describe("one file on several workers", () => {
     const got = await result(req, outcome!);
     expect(got).toEqual(expected);
     // The last rejects come from the last stripe, numbered over the whole file.
-    expect(got.rejectsText!.trimEnd().split("\n").at(-2)).toStartWith('{"rowIndex":5851,');
-    expect(renumberRejects('{"rowIndex":0,"errors":[]},\n{"rowIndex":12,"errors":[]}', 100)).toBe('{"rowIndex":100,"errors":[]},\n{"rowIndex":112,"errors":[]}');
+    expect(got.rejectsText!.trimEnd().split("\n").at(-2)).toStartWith('{"inputRow":5852,');
+    expect(renumberRejects('{"inputRow":1,"errors":[]},\n{"inputRow":12,"errors":[]}', 100)).toBe('{"inputRow":101,"errors":[]},\n{"inputRow":112,"errors":[]}');
   });
 
   test("fail in a later stripe, and budgets exceeded only over all stripes, give up; the pool then fails as one worker does", async () => {

@@ -34,7 +34,7 @@ describe("row validation", () => {
     const { ok, errors } = check({ email: "not-mail", amount: "-1", active: "perhaps", status: "open", address: { zip: "12" }, extra: 1 });
     expect(ok).toBe(false);
     const byField = Object.fromEntries(errors.map((e) => [e.field, e.message]));
-    expect(errors.every((e) => e.rowIndex === 3)).toBe(true);
+    expect(errors.every((e) => e.inputRow === 4)).toBe(true);
     expect(byField).toEqual({
       id: "is required",
       extra: "is not a property of the schema",

@@ -88,6 +88,7 @@ describe("search", () => {
       pipelineRunId: orders.id,
       filename: "orders.csv",
       rowIndex: 0,
+      inputRow: 1,
       rowData: ORDERS[0],
       matchingFields: [],
       processedAt: h.clock.now().toISOString(),

@@ -148,7 +148,7 @@ describe("files and delta", () => {
     const input = { pipelineRunIds: [base.id, compare.id], searchTerm: "a-1", fieldName: "sku" };
     const { searchFiles } = await gql(
       `query($input: SearchFilesInput!) { searchFiles(input: $input) {
-        results { pipelineRunId filename rowIndex rowData matchingFields processedAt pipelineName clientName }
+        results { pipelineRunId filename rowIndex inputRow rowData matchingFields processedAt pipelineName clientName }
         pagination { total offset limit returned } metadata } }`,
       { input },
     );

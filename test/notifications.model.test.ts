@@ -16,7 +16,7 @@ const facts = (over: Partial<RunFacts> = {}): RunFacts => ({
   size: 123_456,
   direction: "inbound",
   rows: { total: 40, valid: 15, invalid: 25, skipped: 0, quarantined: 0 },
-  errors: Array.from({ length: 20 }, (_, i) => ({ rowIndex: i * 2, field: "qty", message: `must be an integer (row ${i})` })),
+  errors: Array.from({ length: 20 }, (_, i) => ({ inputRow: i * 2 + 1, field: "qty", message: `must be an integer (row ${i})` })),
   errorMessage: "25 invalid rows (onInvalidRow: fail)",
   at: "2026-11-22T10:00:00.000Z",
   url: "https://files.example.com/pipeline-runs/run_01abc",

@@ -123,7 +123,7 @@ describe("lists", () => {
     h.clock.set("2026-05-01T08:00:00Z");
     ids.a1 = (await runToEnd(h, w, a.pipeline.id)).id;
     h.clock.set("2026-05-02T08:00:00Z");
-    ids.a2 = (await runToEnd(h, w, a.pipeline.id, "SKU,Qty\nx,notanumber\n", "bad.csv")).id;
+    ids.a2 = (await runToEnd(h, w, a.pipeline.id, "SKU,Qty,Name\nx,notanumber,Nut\n", "bad.csv")).id;
     h.clock.set("2026-05-03T08:00:00Z");
     ids.b1 = (await runToEnd(h, w, b.pipeline.id)).id;
     h.clock.set("2026-05-04T08:00:00Z");
@@ -197,7 +197,7 @@ describe("lists", () => {
     expect(failed.status).toBe("failed");
     expect(failed.errorMessage).toMatch(/qty|Qty/);
     expect(failed.metadata.rows.invalid).toBe(1);
-    expect(failed.metadata.errors[0]).toMatchObject({ rowIndex: 0 });
+    expect(failed.metadata.errors[0]).toMatchObject({ inputRow: 1 });
   });
 });
 

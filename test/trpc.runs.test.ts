@@ -132,10 +132,10 @@ describe("files and delta", () => {
 
   test("link: a bad `which` is BAD_REQUEST naming it; no processed file is CONFLICT", async () => {
     const t = h.trpc(ws);
-    const bad = await t.files.link({ id: base.id, which: "rejects" as never }).catch((x) => x);
+    const bad = await t.files.link({ id: base.id, which: "thumbnail" as never }).catch((x) => x);
     expect(bad).toBeInstanceOf(TRPCError);
     expect(bad.code).toBe("BAD_REQUEST");
-    expect(bad.message).toBe("which: must be one of original, processed");
+    expect(bad.message).toBe("which: must be one of original, processed, rejects");
     const none = await refused(() => t.files.link({ id: unprocessed.id, which: "processed" }), ["GET", `/files/pipeline-runs/${unprocessed.id}/processed`]);
     expect(none.code).toBe("CONFLICT");
   });

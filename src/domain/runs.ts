@@ -11,9 +11,14 @@ export const FINAL_STATUSES: readonly RunStatus[] = ["completed", "delivered", "
 export const RUN_SOURCES = ["upload", "sftp", "email", "outbound"] as const;
 export type RunSource = (typeof RUN_SOURCES)[number];
 
-/** One invalid row, as reported in metadata and rejects files. `rowIndex` is 0-based over the data rows. */
+/**
+ * One invalid row's error, as reported in metadata and rejects files.
+ * `inputRow` is the row's number in the input, counted from 1 over the data
+ * rows: the header is not counted, nor are blank lines the reader skips
+ * (docs/decisions/rows.md).
+ */
 export interface RowError {
-  rowIndex: number;
+  inputRow: number;
   field: string;
   message: string;
 }
@@ -23,10 +28,20 @@ export interface RunCounts {
   total: number;
   valid: number;
   invalid: number;
-  /** Invalid rows left out of the processed file (onInvalidRow skip or quarantine). */
+  /** Invalid rows left out under onInvalidRow 'skip' (listed in the rejects file). */
   skipped: number;
-  /** Invalid rows written to the rejects file (onInvalidRow quarantine). */
+  /** Invalid rows kept apart under onInvalidRow 'quarantine' (listed in the rejects file). A row is skipped or quarantined, never both. */
   quarantined: number;
+}
+
+/** What a run's metadata says of a file's header row (`metadata.input.header`; docs/decisions/mappings.md). */
+export interface HeaderSummary {
+  /** Header columns no mapping reads, in header order. */
+  unusedColumns: string[];
+  /** Mapped sources the header lacks (only when mappings.options.missingColumns is 'proceed': otherwise the run fails). */
+  missingColumns?: string[];
+  /** Sources found under another spelling (headerMatch case-insensitive or normalized): source -> header name. */
+  matchedColumns?: Record<string, string>;
 }
 
 export interface RunMetadata {
@@ -34,7 +49,7 @@ export interface RunMetadata {
   /** The first invalid rows' errors (at most 20). */
   errors?: RowError[];
   /** Input format as read (csv, tsv, xlsx, json, ndjson, xml), encoding, and whether it was gzipped. */
-  input?: { format: string; encoding?: string; gzip?: boolean };
+  input?: { format: string; encoding?: string; gzip?: boolean; header?: HeaderSummary };
   output?: { format: string; size: number; rows: number };
   /** `whileArriving`: processing began while the file was still being received (docs/decisions/engine.md). */
   timings?: { queuedMs?: number; processMs?: number; totalMs?: number; whileArriving?: boolean };

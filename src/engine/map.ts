@@ -1,14 +1,15 @@
 import type { RowError } from "../domain/runs";
-import { type FieldMapping, type Transform } from "../services/pipelines/shapes";
+import { type EmptyCells, type FieldMapping, type Transform } from "../services/pipelines/shapes";
 import { describeFailure, FAIL, TRANSFORM_FNS, type TransformFn } from "./transforms";
 import { positionalName } from "./parse/records";
 import type { FieldRow, SourceRecord } from "./types";
 
 /**
  * A pipeline's field mappings, compiled once per file into a row function.
- * Rules (docs/decisions/engine.md): a source value that is missing or the
- * empty string is absent (the target is left out, so the schema's `required`
- * catches it); null is kept; transforms run only on present values; a
+ * Rules (docs/decisions/engine.md): a source value that is missing is
+ * absent; an empty one (the empty string) is absent too unless
+ * `emptyCells` says it becomes "" or null (docs/decisions/mappings.md);
+ * null is kept; transforms run only on non-empty values; a
  * transform that cannot convert a value leaves the target out and records a
  * field error for the row.
  */
@@ -62,6 +63,8 @@ export interface CompileMappingOptions {
   fieldMappings: readonly FieldMapping[];
   /** The schema's property names in order: the columns taken when `fieldMappings` is empty. */
   schemaProperties: readonly string[];
+  /** What an empty cell (or a transform's empty result) becomes: absent (the default), "" or null. */
+  emptyCells?: EmptyCells;
 }
 
 /** Compiled mappings kept per thread: a file read in stripes compiles its row code once, and every stripe runs the same (already optimised) function. */
@@ -69,7 +72,7 @@ const COMPILED = new Map<string, CompiledMapping>();
 const MAX_COMPILED = 16;
 
 export function compileMapping(opts: CompileMappingOptions): CompiledMapping {
-  const key = JSON.stringify([opts.fieldMappings, opts.schemaProperties]);
+  const key = JSON.stringify([opts.fieldMappings, opts.schemaProperties, opts.emptyCells ?? "absent"]);
   let compiled = COMPILED.get(key);
   if (!compiled) {
     compiled = compileUncached(opts);
@@ -110,7 +113,8 @@ function compileUncached(opts: CompileMappingOptions): CompiledMapping {
     }
     return step;
   });
-  const map = generate(steps, recordReader);
+  const empty = EMPTY_LITERAL[opts.emptyCells ?? "absent"];
+  const map = generate(steps, recordReader, empty);
   const byColumns = new Map<string, CompiledMapping["forFields"] extends (c: never) => infer F ? F : never>();
   return {
     columns: steps.map((s) => s.target),
@@ -119,7 +123,7 @@ function compileUncached(opts: CompileMappingOptions): CompiledMapping {
       const k = JSON.stringify(columns);
       let f = byColumns.get(k);
       if (!f) {
-        f = generate(steps, fieldReader(columns)) as never;
+        f = generate(steps, fieldReader(columns), empty) as never;
         if (byColumns.size >= MAX_COMPILED) byColumns.delete(byColumns.keys().next().value!);
         byColumns.set(k, f);
       }
@@ -177,6 +181,9 @@ function fieldReader(columns: readonly string[]): Reader {
 
 const lit = (s: string) => JSON.stringify(s);
 
+/** What the generated code writes for an empty cell: nothing (absent), or this literal. */
+const EMPTY_LITERAL: Record<EmptyCells, string | null> = { absent: null, "empty-string": '""', null: "null" };
+
 /**
  * The row function is generated as JavaScript source, as ajv does for
  * validators: constant property names and one straight-line block per
@@ -185,21 +192,25 @@ const lit = (s: string) => JSON.stringify(s);
  * only as JSON string literals; transforms and values are passed in, never
  * written into it.
  */
-function generate(steps: Step[], reader: Reader): CompiledMapping["map"] {
+function generate(steps: Step[], reader: Reader, empty: string | null): CompiledMapping["map"] {
   const fns: (TransformFn | null)[] = steps.map((s) => s.fn);
   const values: unknown[] = steps.map((s) => s.value);
   const fail = (i: number, v: unknown) => describeFailure(steps[i]!.transform!, v);
+  // Joined non-empty values; "" when every source present is empty (an empty cell), undefined when none is present.
   const aggregate = (i: number, record: SourceRecord): string | undefined => {
     const s = steps[i]!;
     let joined: string | undefined;
+    let present = false;
     for (let j = 0; j < s.sources.length; j++) {
       const p = reader.read(record, s.sources[j]!, s.guardedSources[j]!);
-      if (p === undefined || p === null || p === "") continue;
+      if (p === undefined || p === null) continue;
+      present = true;
+      if (p === "") continue;
       const t = text(p);
       if (t === "") continue;
       joined = joined === undefined ? t : joined + s.delimiter + t;
     }
-    return joined;
+    return joined ?? (present ? "" : undefined);
   };
   const setOwn = (o: Record<string, unknown>, k: string, v: unknown) => Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
 
@@ -214,18 +225,19 @@ function generate(steps: Step[], reader: Reader): CompiledMapping["map"] {
     }
     if (s.kind === AGGREGATED) body.push(`v = aggregate(${i}, r);`);
     else body.push(`v = ${reader.expr(s.source, s.guarded)};`);
+    const whenEmpty = empty === null ? "" : ` else ${assign(empty)}`;
     if (s.fn === null) {
-      body.push(`if (v !== undefined && v !== "") ${assign("v")}`);
+      body.push(empty === null ? `if (v !== undefined && v !== "") ${assign("v")}` : `if (v !== undefined) ${assign(`v === "" ? ${empty} : v`)}`);
     } else {
       body.push(
         `if (v !== undefined && v !== "") {`,
         `  if (v === null) ${assign("v")}`,
         `  else {`,
         `    x = fns[${i}](v);`,
-        `    if (x === FAIL) errors.push({ rowIndex, field: ${t}, message: fail(${i}, v) });`,
-        `    else if (x !== "") ${assign("x")}`,
+        `    if (x === FAIL) errors.push({ inputRow: rowIndex + 1, field: ${t}, message: fail(${i}, v) });`,
+        `    else if (x !== "") ${assign("x")}${whenEmpty}`,
         `  }`,
-        `}`,
+        `}${empty === null ? "" : ` else if (v === "") ${assign(empty)}`}`,
       );
     }
   });

@@ -1,7 +1,8 @@
 import { edenGC, fullGC } from "bun:jsc";
 import type { ObjectStore } from "../adapters/storage/port";
 import type { RowError, RunCounts } from "../domain/runs";
-import { type CompiledMapping, compileMapping, MappingConfigError, schemaProperties } from "./map";
+import { type HeaderStep, type HeaderSummary, hasHeader, headerStep, mappingFor } from "./header";
+import { type CompiledMapping, MappingConfigError } from "./map";
 import { openInput, type ParsedInput } from "./parse";
 import { EngineInputError, type ParseOptions, type ParseSummary, type ProcessOutcome, type ProcessRequest, type SourceRecord } from "./types";
 import { trace } from "./trace";
@@ -56,7 +57,7 @@ export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" :
 export function firstErrors(errors: readonly RowError[]): string {
   return errors
     .slice(0, ERRORS_IN_MESSAGE)
-    .map((e) => `row ${e.rowIndex + 1} ${e.field}: ${e.message}`)
+    .map((e) => `row ${e.inputRow} ${e.field}: ${e.message}`)
     .join("; ");
 }
 
@@ -70,7 +71,7 @@ export function prepare(req: ProcessRequest): void {
 /**
  * One file through the engine: the original is streamed from the store,
  * parsed, mapped, validated and written back as the processed file (and a
- * rejects file when rows are quarantined), a batch at a time. Never throws:
+ * rejects file when rows are skipped or quarantined), a batch at a time. Never throws:
  * every failure is an outcome with `ok: false`, an `errorMessage` for a
  * person, and nothing left at `processedKey` or `rejectsKey`.
  */
@@ -105,7 +106,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     const policy = validations.onInvalidRow ?? "fail";
     const maxInvalidRows = validations.maxInvalidRows;
     const maxInvalidRatio = validations.maxInvalidRatio;
-    const mapping = compileMapping({ fieldMappings, schemaProperties: schemaProperties(req.schema.definition) });
+    const mapping = mappingFor(req, fieldMappings);
     const validator = validatorFor(req.schema);
 
     const original = await store.get(req.originalKey);
@@ -113,6 +114,9 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     reader = original.getReader();
     const input = await openInput(chunksOf(reader), { ...parseOptions(req), fields: true });
     summary = input.summary;
+    let header: HeaderSummary | undefined;
+    const fieldNames = input.fields;
+    const step = hasHeader(req, summary.format) ? headerStep(req, () => (fieldNames ? fieldNames.columns() : input.summary.columns), (s) => (header = s)) : undefined;
 
     const writer = createWriter(req.outputFormat, outputColumns(mapping.columns, req.schema.definition));
     processed = openSink(store, req.processedKey, writer.contentType);
@@ -138,6 +142,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
         await rejects.write(text);
       },
       rejectWriter,
+      header: step,
     });
     if (stop) return await fail(stop);
     if (signal?.aborted) throw new Cancelled();
@@ -160,15 +165,16 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     if (rejectsSink) {
       await rejectsSink.write(rejectWriter.end());
       const r = await rejectsSink.close();
-      rejectsInfo = { key: req.rejectsKey, size: r.size, rows: counts.quarantined };
+      rejectsInfo = { key: req.rejectsKey, size: r.size, rows: counts.skipped + counts.quarantined };
     } else {
       await store.delete(req.rejectsKey);
     }
+    const read = inputInfo();
     return {
       ok: true,
       counts,
       errors,
-      input: inputInfo(),
+      input: read && header ? { ...read, header } : read,
       processed: { key: req.processedKey, size: info.size, rows: counts.valid, format: writer.format, mimetype: writer.contentType },
       rejects: rejectsInfo,
       processMs: Math.round(performance.now() - started),
@@ -225,15 +231,18 @@ export interface PumpOptions {
   signal?: AbortSignal;
   /** The processed rows' text, a batch at a time. */
   rows(text: string): Promise<void>;
-  /** Rejected rows' text (quarantine), a batch at a time. */
+  /** Rejected rows' text (skip, quarantine), a batch at a time. */
   rejects(text: string): Promise<void>;
+  /** Inputs with a header row: checked once, before the first row (or at the end of a file with none), and the mapping it gives used. */
+  header?: HeaderStep;
 }
 
 /**
  * What an invalid row does under the policy (its errors already in
- * `rowErrors`): counted, its errors kept among the run's first ones and,
- * under `quarantine`, `record` written to the rejects. Answers the message
- * when the maxInvalidRows budget stops reading, else null.
+ * `rowErrors`): counted once (`skipped` or `quarantined`), its errors kept
+ * among the run's first ones and, under `skip` and `quarantine`, a line
+ * with `record` (the row as read) written to the rejects. Answers the
+ * message when the maxInvalidRows budget stops reading, else null.
  */
 export function invalidRow(
   o: Pick<PumpOptions, "policy" | "maxInvalidRows" | "counts" | "errors" | "rejectWriter">,
@@ -246,11 +255,9 @@ export function invalidRow(
   counts.invalid++;
   for (let j = 0; j < rowErrors.length && errors.length < MAX_REPORTED_ERRORS; j++) errors.push(rowErrors[j]!);
   if (o.policy === "fail") return null;
-  counts.skipped++;
-  if (o.policy === "quarantine") {
-    counts.quarantined++;
-    reject(o.rejectWriter.rows([{ rowIndex, errors: rowErrors.map((e) => ({ field: e.field, message: e.message })), row: record }]));
-  }
+  const outcome = o.policy === "quarantine" ? "quarantined" : "skipped";
+  counts[outcome]++;
+  reject(o.rejectWriter.rows([{ inputRow: rowIndex + 1, outcome, errors: rowErrors.map((e) => ({ field: e.field, message: e.message })), row: record }]));
   if (o.maxInvalidRows !== undefined && counts.invalid > o.maxInvalidRows) {
     return `More than ${plural(o.maxInvalidRows, "invalid row")} (the error budget mappings.validations.maxInvalidRows): ${counts.invalid} by row ${rowIndex + 1}. First errors: ${firstErrors(errors)}.`;
   }
@@ -282,7 +289,8 @@ export function mapRow(
  * was read to its end. Row indexes count from 0 at the first record read.
  */
 export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatches" | "fields">, o: PumpOptions): Promise<string | null> {
-  const { mapping, validator, writer, policy, counts, errors, signal } = o;
+  const { validator, writer, policy, counts, errors, signal } = o;
+  let mapping = o.mapping;
   // CSV/TSV: rows are mapped from their field arrays (no object per record); the record is built only for a rejects line.
   const fields = input.fieldBatches && input.fields ? input.fields : null;
   const batches: AsyncIterable<readonly unknown[]> = fields ? input.fieldBatches! : input.batches;
@@ -294,8 +302,21 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
   let rejectText = "";
   let sinceCollect = 0;
   let collections = 0;
+  let headerDone = o.header === undefined;
+  const checkHeader = (): string | null => {
+    headerDone = true;
+    const planned = o.header!.plan(o.header!.columns());
+    if (typeof planned === "string") return planned;
+    mapping = planned;
+    if (!fields) map = mapping.map;
+    return null;
+  };
   for await (const batch of batches) {
     if (signal?.aborted) throw new Cancelled();
+    if (!headerDone) {
+      const problem = checkHeader();
+      if (problem !== null) return problem;
+    }
     if (!mapperReady) {
       map = mapping.forFields(fields!.columns());
       mapperReady = true;
@@ -309,7 +330,7 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
         out[n++] = row;
         continue;
       }
-      const reject = policy === "quarantine" ? (fields ? fields.record(record) : record) : null;
+      const reject = policy !== "fail" ? (fields ? fields.record(record) : record) : null;
       stop = invalidRow(o, rowIndex, rowErrors, reject, (text) => {
         rejectText += text;
       });
@@ -340,5 +361,6 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
       else edenGC();
     }
   }
-  return null;
+  // A header and no rows: the header is still checked.
+  return headerDone ? null : checkHeader();
 }

@@ -3,9 +3,10 @@ import { readSync } from "node:fs";
 import Papa from "papaparse";
 import type { ObjectStore } from "../adapters/storage/port";
 import type { RowError, RunCounts } from "../domain/runs";
-import { compileMapping, schemaProperties } from "./map";
+import type { FieldMapping } from "../services/pipelines/shapes";
 import { openInput } from "./parse";
 import { isGzip } from "./parse/bytes";
+import { type HeaderSummary, hasHeader, headerPlanFor, mappingFor } from "./header";
 import { chunksOf, parseOptions, pumpRows } from "./process";
 import { HEAD_BYTES, type SplitPlan, type StripeResult, type StripeSource, type StripeTask } from "./stripe-plan";
 import { type ParseOptions, type ProcessRequest, UnclosedQuoteError } from "./types";
@@ -140,7 +141,7 @@ const zeroCounts = (): RunCounts => ({ total: 0, valid: 0, invalid: 0, skipped: 
 /**
  * One stripe: its rows read (after the header record), mapped, validated
  * and rendered as bare processed lines joined by `,\n`, rejects as lines
- * `{"rowIndex":n,...}` with n counted from 0 in this stripe. `ok: false`
+ * `{"inputRow":n,...}` with n counted from 1 in this stripe. `ok: false`
  * when the stripe cannot stand for its part of the single-worker result: a
  * policy stopped it (`fail`, a `maxInvalidRows` budget), or it could not be
  * parsed (including a cut inside a quoted field, which shows as a quote
@@ -163,8 +164,18 @@ export async function processStripe(req: ProcessRequest, store: ObjectStore, tas
     return { index: task.index, ok: false, openAtEnd, counts, errors, rejects: "", buffers: [], lengths: [], size: 0, detail };
   };
   try {
-    const { fieldMappings, validations } = req.mappings;
-    const mapping = compileMapping({ fieldMappings, schemaProperties: schemaProperties(req.schema.definition) });
+    const { validations } = req.mappings;
+    let fieldMappings: readonly FieldMapping[] = req.mappings.fieldMappings;
+    // CSV/TSV: the header diagnosis first (the same for every stripe); its mapping names columns as the header spells them.
+    const header = task.plan.format === "ndjson" ? null : await headerOf(req, store, task);
+    let headerSummary: HeaderSummary | undefined;
+    if (header && hasHeader(req, task.plan.format)) {
+      const planned = headerPlanFor(req, header.columns);
+      if (planned.problem !== null) return stopped(planned.problem);
+      fieldMappings = planned.fieldMappings;
+      headerSummary = planned.summary;
+    }
+    const mapping = mappingFor(req, fieldMappings);
     const validator = validatorFor(req.schema);
     const policy = validations.onInvalidRow ?? "fail";
     const rejectWriter = jsonWriter();
@@ -175,12 +186,19 @@ export async function processStripe(req: ProcessRequest, store: ObjectStore, tas
     let wrote = false;
     let input: StripeResult["input"];
 
-    const loop = task.plan.format === "ndjson" ? null : rowLoop();
-    if (loop) {
-      const header = await headerOf(req, store, task);
+    const loop = header ? rowLoop() : null;
+    if (loop && header) {
       const columns = header.columns;
       const quote = req.mappings.options.quote ?? '"';
-      const plan = nativePlan({ fieldMappings, schema: req.schema.definition, columns, delimiter: task.plan.delimiter!, quote, newline: task.plan.newline });
+      const plan = nativePlan({
+        fieldMappings,
+        schema: req.schema.definition,
+        columns,
+        delimiter: task.plan.delimiter!,
+        quote,
+        newline: task.plan.newline,
+        emptyCells: req.mappings.options.emptyCells,
+      });
       const stored = plan && task.source.kind === "store" ? await readBytes(req, store, task.source, task.start, task.end) : null;
       // From here to the end of nativeRows nothing awaits: the file's bytes stay in `scratch` until it is done.
       const bytes = plan && task.source.kind === "fd" ? readFdRange(task.source.fd, task.start, task.end) : stored;
@@ -219,6 +237,7 @@ export async function processStripe(req: ProcessRequest, store: ObjectStore, tas
       if (stop !== null) return stopped(stop);
     }
     out.finish();
+    if (input && headerSummary) input = { ...input, header: headerSummary };
     return { index: task.index, ok: true, counts, errors, rejects, buffers: out.buffers, lengths: out.lengths, size: out.size, input };
   } catch (e) {
     return stopped(e instanceof Error ? e.message : String(e), e instanceof UnclosedQuoteError);

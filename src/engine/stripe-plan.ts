@@ -38,7 +38,7 @@ export interface StripeResult {
   counts: RunCounts;
   /** The stripe's first errors (at most as many as a run reports). */
   errors: RowError[];
-  /** Quarantined rows: lines `{"rowIndex":n,...}` joined by `,\n`; "" when none. */
+  /** Skipped and quarantined rows: lines `{"inputRow":n,...}` joined by `,\n`; "" when none. */
   rejects: string;
   /** The processed rows, bare lines joined by `,\n`: `lengths[i]` bytes of `buffers[i]`, in order. Transferred, not copied. */
   buffers: ArrayBuffer[];

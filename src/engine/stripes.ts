@@ -85,9 +85,9 @@ const CUT_WINDOW = 1024 * 1024;
  */
 const SPARE_PER_TASK = 10;
 
-const REJECT_PREFIX = '{"rowIndex":';
+const REJECT_PREFIX = '{"inputRow":';
 
-/** A stripe's rejects (lines `{"rowIndex":n,...}` joined by `,\n`) with each rowIndex moved by `offset`. */
+/** A stripe's rejects (lines `{"inputRow":n,...}` joined by `,\n`) with each inputRow moved by `offset`. */
 export function renumberRejects(text: string, offset: number): string {
   if (offset === 0) return text;
   return text
@@ -424,7 +424,7 @@ class StripedRun {
     }
     for (const e of r.errors) {
       if (this.errors.length >= MAX_REPORTED_ERRORS) break;
-      this.errors.push({ ...e, rowIndex: e.rowIndex + offset });
+      this.errors.push({ ...e, inputRow: e.inputRow + offset });
     }
     if (r.rejects) {
       const first = this.rejects === null;
@@ -483,7 +483,7 @@ class StripedRun {
       errors: this.errors,
       input: this.inputInfo ?? { format: this.plan.format, encoding: "utf-8", gzip: false },
       processed: { key: req.processedKey, size: this.processedSize, rows: c.valid, format: "json", mimetype: "application/json" },
-      rejects: rejects ? { key: req.rejectsKey, size: this.rejectsSize, rows: c.quarantined } : null,
+      rejects: rejects ? { key: req.rejectsKey, size: this.rejectsSize, rows: c.skipped + c.quarantined } : null,
       processMs,
     };
     let ended = false;

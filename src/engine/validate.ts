@@ -87,7 +87,7 @@ export function validatorFor(schema: SchemaRef): RowValidator {
       for (const e of validate.errors ?? []) {
         const field = fieldOf(e);
         if (skipFields?.has(field)) continue;
-        errors.push({ rowIndex, field, message: messageOf(e) });
+        errors.push({ inputRow: rowIndex + 1, field, message: messageOf(e) });
       }
       return false;
     },

@@ -83,7 +83,8 @@ export async function fixtureRun(h: Harness, ws: TestWorkspace, p: FixturePipeli
   } else if (opts.rows) {
     processedText = opts.processedText ?? processedJson(opts.rows);
     await h.svc.storage.put(keys.processed, processedText, { contentType: "application/json" });
-    metadata = { output: { format: opts.processedExtension ?? "json", size: processedText.length, rows: opts.rows.length } };
+    const n = opts.rows.length;
+    metadata = { rows: { total: n, valid: n, invalid: 0, skipped: 0, quarantined: 0 }, output: { format: opts.processedExtension ?? "json", size: processedText.length, rows: n } };
   }
   const now = h.clock.now();
   await h.svc.db.tx((w) =>

@@ -7,7 +7,7 @@ export const filesRouter = router({
   search: procedure
     .input(input<files.SearchFilesInput>())
     .query(({ ctx, input: data }) => files.searchFiles(ctx.svc, { actor: ctx.actor, input: data })),
-  /** A presigned GET link to a run's original or processed file. */
+  /** A presigned GET link to a run's original, processed or rejects file. */
   link: procedure
     // `which` is checked by the service, with the message REST gives.
     .input(ById.extend({ which: z.custom<files.RunFileKind>() }))

@@ -134,6 +134,8 @@ export interface NativePlanInput {
   delimiter: string;
   quote: string;
   newline: string;
+  /** mappings.options.emptyCells: the C code writes empty cells as absent only; any other rule is left to JavaScript. */
+  emptyCells?: "absent" | "empty-string" | "null";
 }
 
 const ANNOTATIONS = new Set(["title", "description", "$comment", "examples", "readOnly", "writeOnly", "deprecated"]);
@@ -173,6 +175,7 @@ interface Target {
 
 function compilePlan(input: NativePlanInput): NativePlan | null {
   const { schema, columns, delimiter, quote, newline } = input;
+  if ((input.emptyCells ?? "absent") !== "absent") return null;
   if (!singleByte(delimiter) || !singleByte(quote) || delimiter === quote) return null;
   if (newline !== "\n" && newline !== "\r\n") return null;
   if (columns.length === 0 || columns.length > MAX_FIELDS) return null;

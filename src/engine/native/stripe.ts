@@ -54,7 +54,7 @@ const io = new Int32Array(IO_FIELDS + 3 * MAX_FIELDS);
 export function nativeRows(s: NativeStripe): NativeStripeEnd {
   const { loop, plan, bytes, out, counts } = s;
   const map = s.mapping.forFields(s.columns);
-  // The record a rejects line shows, as the JavaScript reader builds it; made only when a row is quarantined (it compiles code per header).
+  // The record a rejects line shows, as the JavaScript reader builds it; made only when a row is rejected (it compiles code per header).
   let builder: RecordBuilder | null = null;
   const record = (fields: string[]) => {
     if (!builder) {
@@ -113,7 +113,7 @@ export function nativeRows(s: NativeStripe): NativeStripeEnd {
       io[IO_WROTE] = 1;
       continue;
     }
-    const stop = invalidRow(s, rowIndex, rowErrors, s.policy === "quarantine" ? record(fields) : null, s.rejects);
+    const stop = invalidRow(s, rowIndex, rowErrors, s.policy !== "fail" ? record(fields) : null, s.rejects);
     if (stop !== null) return end(io[IO_POS]!, stop);
     // Under `fail` the run fails anyway: one worker reads the file again for its message (src/engine/stripes.ts).
     if (s.policy === "fail") return end(io[IO_POS]!, `row ${rowIndex + 1} is invalid and mappings.validations.onInvalidRow is 'fail'`);

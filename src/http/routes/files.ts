@@ -14,7 +14,10 @@ export function fileRoutes(svc: ServiceContext, http: HttpOptions) {
       summary: `Link to a run's ${which} file`,
       description:
         `A presigned GET link, usable without the API key until \`expiresIn\` seconds have passed; an altered or expired link is refused with 403.` +
-        (which === "processed" ? " The file is named after the received one (`orders.csv` -> `orders.processed.json`). 409 while the run has no processed file." : ""),
+        (which === "processed" ? " The file is named after the received one (`orders.csv` -> `orders.processed.json`). 409 while the run has no processed file." : "") +
+        (which === "rejects"
+          ? " The rows left out of the processed file (onInvalidRow `skip` or `quarantine`): a JSON array, one row a line, each `{inputRow, outcome, errors, row}` with the row as read (`orders.csv` -> `orders.rejects.json`). 404 saying why when the run has none."
+          : ""),
       response: { one: files.FileLink },
       errors: {
         not_found: `the run's ${which} file is no longer stored`,
@@ -26,6 +29,7 @@ export function fileRoutes(svc: ServiceContext, http: HttpOptions) {
     .use(callPlugin(svc, http))
     .get("/files/pipeline-runs/:id/original", ({ call, params }) => files.getRunFileLink(svc, { ...call, runId: params.id, which: "original" }), link("original"))
     .get("/files/pipeline-runs/:id/processed", ({ call, params }) => files.getRunFileLink(svc, { ...call, runId: params.id, which: "processed" }), link("processed"))
+    .get("/files/pipeline-runs/:id/rejects", ({ call, params }) => files.getRunFileLink(svc, { ...call, runId: params.id, which: "rejects" }), link("rejects"))
     .post("/files/search", ({ call, input }) => files.searchFiles(svc, { ...call, input: input as never }), {
       detail: doc({
         summary: "Search rows of processed files",

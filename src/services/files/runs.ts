@@ -15,6 +15,8 @@ export interface RunFile {
   size: number;
   originalKey: string;
   processedKey: string | null;
+  /** The rejects file (rows skipped or quarantined), when the run has one. */
+  rejectsKey: string | null;
   processedAt: Date | null;
   metadata: RunMetadata;
   createdAt: Date;
@@ -37,6 +39,7 @@ function toRunFile(rec: RunRecord): RunFile {
     size: r.size,
     originalKey: r.originalKey,
     processedKey: r.processedKey,
+    rejectsKey: r.rejectsKey,
     processedAt: r.processedAt,
     metadata: r.metadata,
     createdAt: r.createdAt,
@@ -105,6 +108,11 @@ const MIMETYPES: Record<string, string> = { json: "application/json", csv: "text
 export function processedMimetype(run: Pick<RunFile, "processedKey">): string {
   const ext = run.processedKey?.match(/\.([A-Za-z0-9]+)$/)?.[1]?.toLowerCase() ?? "json";
   return MIMETYPES[ext] ?? "application/octet-stream";
+}
+
+/** `orders.csv` -> `orders.rejects.json`. */
+export function rejectsFilename(run: Pick<RunFile, "filename">): string {
+  return `${stemOf(run.filename)}.rejects.json`;
 }
 
 /** A run has a processed file once the engine has written it and recorded when. */

@@ -1,7 +1,8 @@
 import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
+import { inputRowsKnown, inputRowsOf, rejectedInputRows } from "./input-rows";
 import { rowMatcher, searchRows } from "./row-search";
-import { loadRuns, processedJsonKey } from "./runs";
+import { loadRuns, processedJsonKey, type RunFile } from "./runs";
 import { type SearchFilesResult, type SearchHit, SearchFilesInput } from "./shapes";
 
 /**
@@ -11,7 +12,7 @@ import { type SearchFilesResult, type SearchHit, SearchFilesInput } from "./shap
  * Files are read one after the other, each streamed, so only the page's
  * rows are ever held; the next file's read is opened while one is scanned.
  * Runs without a processed JSON file yet are skipped and not counted in
- * `filesSearched`.
+ * `filesSearched`. Each hit also names its input row (./input-rows.ts).
  */
 export async function searchFiles(ctx: ServiceContext, opts: CallOptions & { input: SearchFilesInput }): Promise<SearchFilesResult> {
   const started = performance.now();
@@ -41,6 +42,7 @@ export async function searchFiles(ctx: ServiceContext, opts: CallOptions & { inp
       // A processed file recorded but gone from the store is skipped like a run without one.
       if (!stream) continue;
       filesSearched++;
+      const first = results.length;
       total += await searchRows(stream, matcher, {
         skip: Math.max(0, input.offset - total),
         take: input.limit - results.length,
@@ -49,6 +51,7 @@ export async function searchFiles(ctx: ServiceContext, opts: CallOptions & { inp
             pipelineRunId: run.id,
             filename: run.filename,
             rowIndex,
+            inputRow: null,
             rowData,
             matchingFields,
             processedAt: run.processedAt,
@@ -56,6 +59,7 @@ export async function searchFiles(ctx: ServiceContext, opts: CallOptions & { inp
             clientName: run.clientName,
           }),
       });
+      await addInputRows(ctx, run, results.slice(first));
     }
   } finally {
     next?.then((s) => s?.cancel()).catch(() => {});
@@ -70,4 +74,17 @@ export async function searchFiles(ctx: ServiceContext, opts: CallOptions & { inp
       filesSearched,
     },
   };
+}
+
+/** Sets the input row of one run's hits (ascending rowIndex), from the run's rejects file. */
+async function addInputRows(ctx: ServiceContext, run: RunFile, hits: SearchHit[]): Promise<void> {
+  if (hits.length === 0 || !inputRowsKnown(run)) return;
+  const rejected = run.rejectsKey ? rejectedInputRows(ctx.storage, run.rejectsKey) : (async function* () {})();
+  const rows = await inputRowsOf(
+    hits.map((h) => h.rowIndex),
+    rejected,
+  );
+  hits.forEach((h, i) => {
+    h.inputRow = rows[i]!;
+  });
 }

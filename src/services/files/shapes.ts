@@ -6,7 +6,7 @@ export const DEFAULT_SEARCH_LIMIT = 100;
 export const MAX_SEARCH_LIMIT = 1000;
 export const MAX_SEARCH_TERM = 1000;
 
-export const RUN_FILE_KINDS = ["original", "processed"] as const;
+export const RUN_FILE_KINDS = ["original", "processed", "rejects"] as const;
 export type RunFileKind = (typeof RUN_FILE_KINDS)[number];
 
 const WholeNumber = z.number({ error: "must be a whole number" }).int("must be a whole number");
@@ -43,7 +43,11 @@ export const SearchHit = z
   .object({
     pipelineRunId: z.string(),
     filename: z.string().meta({ description: "The run's file name, as received." }),
-    rowIndex: z.number().int().meta({ description: "0-based position of the row in the processed file." }),
+    rowIndex: z.number().int().meta({ description: "0-based position of the row in the processed file (as the delta and `GET /files/json` count)." }),
+    inputRow: z.number().int().nullable().meta({
+      description:
+        "The row's number in the received file, counted from 1 over the data rows (header excluded), as row errors and rejects name it. null for runs processed before rejects listed skipped rows.",
+    }),
     rowData: z.record(z.string(), z.unknown()),
     matchingFields: z.array(z.string()).meta({ description: "Fields whose value matched; empty when no searchTerm was given." }),
     processedAt: z.date().nullable(),

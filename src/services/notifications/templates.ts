@@ -58,8 +58,7 @@ export function countsLine(rows: RunCounts | null): string {
   return s;
 }
 
-/** `rowIndex` is 0-based over data rows; people count from 1. */
-export const errorLine = (e: RowError) => `data row ${e.rowIndex + 1}, ${e.field}: ${e.message}`;
+export const errorLine = (e: RowError) => `data row ${e.inputRow}, ${e.field}: ${e.message}`;
 
 /** Label and value pairs, the body of every long form. */
 function facts(f: RunFacts): [string, string][] {

@@ -12,6 +12,11 @@ export const INPUT_FORMATS = ["csv", "tsv", "json", "ndjson", "xml"] as const;
 export const OUTPUT_FORMATS = ["csv", "json", "xml"] as const;
 export const ENCODINGS = ["utf-8", "utf-16le", "latin1", "windows-1252"] as const;
 export const ON_INVALID_ROW = ["fail", "skip", "quarantine"] as const;
+export const HEADER_MATCHES = ["exact", "case-insensitive", "normalized"] as const;
+export type HeaderMatch = (typeof HEADER_MATCHES)[number];
+export const MISSING_COLUMNS = ["fail", "proceed"] as const;
+export const EMPTY_CELLS = ["absent", "empty-string", "null"] as const;
+export type EmptyCells = (typeof EMPTY_CELLS)[number];
 
 const Transform = z
   .enum(TRANSFORMS, { error: (i) => `unknown transform '${typeof i.input === "string" ? i.input : JSON.stringify(i.input)}'; allowed: ${TRANSFORMS.join(", ")}` })
@@ -63,6 +68,18 @@ export const MappingOptions = z
     encoding: z.enum(ENCODINGS).optional(),
     recordPath: z.string().max(500).optional().meta({ description: "JSON/XML: dotted path to the repeated record element." }),
     outputFormat: z.enum(OUTPUT_FORMATS).optional().meta({ description: "Outbound: the delivered file's format." }),
+    headerMatch: z
+      .enum(HEADER_MATCHES, { error: `must be one of ${HEADER_MATCHES.join(", ")}` })
+      .optional()
+      .meta({ description: "How a mapping's source names a header column: exact (default), case-insensitive, or normalized (case, spaces and punctuation ignored)." }),
+    missingColumns: z
+      .enum(MISSING_COLUMNS, { error: `must be one of ${MISSING_COLUMNS.join(", ")}` })
+      .optional()
+      .meta({ description: "A mapped source column missing from the header: fail the run before any row (default), or proceed with it absent." }),
+    emptyCells: z
+      .enum(EMPTY_CELLS, { error: `must be one of ${EMPTY_CELLS.join(", ")}` })
+      .optional()
+      .meta({ description: "What an empty cell becomes: absent (default, so `required` catches it), the empty string, or null." }),
   })
   .meta({ id: "MappingOptions" });
 

@@ -76,7 +76,7 @@ export const PipelineRun = z
     size: z.number().int().meta({ description: "Bytes of the original file." }),
     mimetype: z.string(),
     metadata: z.record(z.string(), z.unknown()).meta({
-      description: "rows {total, valid, invalid, skipped, quarantined}, errors (first invalid rows), input, output, timings (ms; whileArriving when processing began as the file arrived), attempts.",
+      description: "rows {total, valid, invalid, skipped, quarantined} (total = valid + skipped + quarantined), errors (first invalid rows: inputRow, field, message), input (with header: unusedColumns, missingColumns, matchedColumns), output, rejects {size, rows}, timings (ms; whileArriving when processing began as the file arrived), attempts.",
     }),
     pipelineDirection: z.enum(DIRECTIONS),
     errorMessage: z.string().optional().meta({ description: "Present when the run failed." }),
