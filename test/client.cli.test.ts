@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { freePort, serve } from "./helpers/live";
-import { createPipeline, ITEMS_CSV } from "./helpers/runs";
+import { createPipeline, ITEM_MAPPINGS, ITEMS_CSV } from "./helpers/runs";
 
 const PKG = join(import.meta.dir, "../packages/client");
 let build: string;
@@ -132,6 +132,23 @@ describe("fps", () => {
     const retry = await fps(["runs", "retry", b.id]);
     expect(retry.code).toBe(1);
     expect(retry.stderr).toContain("409");
+  });
+
+  test("get rejects saves the rows a run skipped, with their input row numbers; a run without any is a one-line 404", async () => {
+    const { pipeline } = await createPipeline(h, ws, { mappings: { ...ITEM_MAPPINGS, validations: { onInvalidRow: "skip" } } });
+    writeFileSync(join(home, "some-bad.csv"), "SKU,Qty,Name\na-1,3,Bolt\nb-2,many,Nut\n");
+    const up = await fps(["upload", pipeline.id, join(home, "some-bad.csv"), "--json"]);
+    expect(up.stderr).toBe("");
+    const run = JSON.parse(up.stdout);
+    expect(run.status).toBe("completed");
+    expect((await fps(["get", "rejects", run.id, "-o", join(home, "rejects.json")])).code).toBe(0);
+    const lines: { inputRow: number; outcome: string }[] = JSON.parse(readFileSync(join(home, "rejects.json"), "utf8"));
+    expect(lines.filter((l) => l.inputRow === 2 && l.outcome === "skipped")).toHaveLength(1);
+    writeFileSync(join(home, "clean.csv"), ITEMS_CSV);
+    const clean = JSON.parse((await fps(["upload", pipeline.id, join(home, "clean.csv"), "--json"])).stdout);
+    const none = await fps(["get", "rejects", clean.id]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain("404");
   });
 
   test("outbound send reads a CSV file, sends it in parts and follows the delivery", async () => {

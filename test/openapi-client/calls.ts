@@ -138,6 +138,8 @@ export const examples: { [K in Operation]: Example } = {
 
   "GET /files/pipeline-runs/{id}/original": { call: (api, ids) => api.GET("/files/pipeline-runs/{id}/original", path(ids.run)) },
   "GET /files/pipeline-runs/{id}/processed": { call: (api, ids) => api.GET("/files/pipeline-runs/{id}/processed", path(ids.run)) },
+  // The run of these calls has no rejected rows: the route answers why, as a 404.
+  "GET /files/pipeline-runs/{id}/rejects": { status: 404, call: (api, ids) => api.GET("/files/pipeline-runs/{id}/rejects", path(ids.run)) },
   "POST /files/search": { call: (api, ids) => api.POST("/files/search", { body: { pipelineRunIds: [ids.run], searchTerm: "A-1" } }) },
   "GET /files/json": { call: (api, ids) => api.GET("/files/json", { params: { query: { pipelineRunId: ids.run } } }) },
 

@@ -69,8 +69,8 @@ function runLine(run: PipelineRun): string {
 }
 
 function firstErrors(run: PipelineRun, n = 5): string[] {
-  const errors = ((run.metadata ?? {}) as { errors?: { rowIndex?: number; inputRow?: number; message?: string; errors?: unknown }[] }).errors ?? [];
-  return errors.slice(0, n).map((e) => `  row ${e.inputRow ?? (e.rowIndex ?? 0) + 1}: ${e.message ?? JSON.stringify(e.errors ?? e)}`);
+  const errors = ((run.metadata ?? {}) as { errors?: { inputRow?: number; field?: string; message?: string }[] }).errors ?? [];
+  return errors.slice(0, n).map((e) => `  row ${e.inputRow ?? "?"}${e.field ? ` ${e.field}` : ""}: ${e.message ?? ""}`);
 }
 
 async function follow(fps: FpsClient, run: PipelineRun, out: Output): Promise<number> {
@@ -175,13 +175,13 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   get: {
-    usage: "get processed|original <runId> [-o file]",
-    summary: "download a run's file (stdout unless -o)",
+    usage: "get processed|original|rejects <runId> [-o file]",
+    summary: "download a run's processed rows, the file received, or the rows skipped or quarantined (stdout unless -o)",
     options: { output: { type: "string", short: "o" } },
     async run({ args, flags, out }) {
       need(args, 2, this.usage);
       const kind = args[0]!;
-      if (kind !== "processed" && kind !== "original") throw new UsageError(`unknown file '${kind}': use processed or original`);
+      if (kind !== "processed" && kind !== "original" && kind !== "rejects") throw new UsageError(`unknown file '${kind}': use processed, original or rejects`);
       const res = await client().download(kind, args[1]!);
       await save(res, flags.output as string | undefined, out, `${kind} file of ${args[1]}`);
     },

@@ -37,9 +37,16 @@ export interface FpsClient {
   followRun(runId: string, opts?: FollowOptions): AsyncGenerator<PipelineRun>;
   /** The run once it reaches a final status. */
   waitForRun(runId: string, opts?: WaitOptions): Promise<PipelineRun>;
-  /** A run file's bytes, through its presigned link. */
-  download(kind: "original" | "processed", runId: string): Promise<Response>;
+  /** A run file's bytes, through its presigned link: the file received, the processed rows, or the rows skipped or quarantined. */
+  download(kind: RunFileKind, runId: string): Promise<Response>;
 }
+
+export type RunFileKind = "original" | "processed" | "rejects";
+const RUN_FILE_ROUTES = {
+  original: "/files/pipeline-runs/{id}/original",
+  processed: "/files/pipeline-runs/{id}/processed",
+  rejects: "/files/pipeline-runs/{id}/rejects",
+} as const;
 
 export function createFpsClient(opts: FpsClientOptions): FpsClient {
   const core: Core = createCore(opts);
@@ -57,8 +64,7 @@ export function createFpsClient(opts: FpsClientOptions): FpsClient {
     followRun: (runId, o) => followRun(core, runId, o),
     waitForRun: (runId, o) => waitForRun(core, runId, o),
     async download(kind, runId) {
-      const path = kind === "original" ? "/files/pipeline-runs/{id}/original" : "/files/pipeline-runs/{id}/processed";
-      const { data } = await core.api.GET(path, { params: { path: { id: runId } } });
+      const { data } = await core.api.GET(RUN_FILE_ROUTES[kind], { params: { path: { id: runId } } });
       const res = await core.fetch(new Request(data!.url));
       if (!res.ok) throw new Error(`download of ${kind} for ${runId}: ${res.status}`);
       return res;

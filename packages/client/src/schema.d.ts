@@ -485,6 +485,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/files/pipeline-runs/{id}/rejects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Link to a run's rejects file
+         * @description A presigned GET link, usable without the API key until `expiresIn` seconds have passed; an altered or expired link is refused with 403. The rows left out of the processed file (onInvalidRow `skip` or `quarantine`): a JSON array, one row a line, each `{inputRow, outcome, errors, row}` with the row as read (`orders.csv` -> `orders.rejects.json`). 404 saying why when the run has none.
+         */
+        get: operations["getFilesPipelineRunsIdRejects"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/files/search": {
         parameters: {
             query?: never;
@@ -1070,6 +1090,21 @@ export interface components {
              * @enum {string}
              */
             outputFormat?: "csv" | "json" | "xml";
+            /**
+             * @description How a mapping's source names a header column: exact (default), case-insensitive, or normalized (case, spaces and punctuation ignored).
+             * @enum {string}
+             */
+            headerMatch?: "exact" | "case-insensitive" | "normalized";
+            /**
+             * @description A mapped source column missing from the header: fail the run before any row (default), or proceed with it absent.
+             * @enum {string}
+             */
+            missingColumns?: "fail" | "proceed";
+            /**
+             * @description What an empty cell becomes: absent (default, so `required` catches it), the empty string, or null.
+             * @enum {string}
+             */
+            emptyCells?: "absent" | "empty-string" | "null";
         } & {
             [key: string]: unknown;
         };
@@ -1406,8 +1441,10 @@ export interface components {
             pipelineRunId: string;
             /** @description The run's file name, as received. */
             filename: string;
-            /** @description 0-based position of the row in the processed file. */
+            /** @description 0-based position of the row in the processed file (as the delta and `GET /files/json` count). */
             rowIndex: number;
+            /** @description The row's number in the received file, counted from 1 over the data rows (header excluded), as row errors and rejects name it. null for runs processed before rejects listed skipped rows. */
+            inputRow: number | null;
             rowData: {
                 [key: string]: unknown;
             };
@@ -1575,7 +1612,7 @@ export interface components {
             /** @description Bytes of the original file. */
             size: number;
             mimetype: string;
-            /** @description rows {total, valid, invalid, skipped, quarantined}, errors (first invalid rows), input, output, timings (ms; whileArriving when processing began as the file arrived), attempts. */
+            /** @description rows {total, valid, invalid, skipped, quarantined} (total = valid + skipped + quarantined), errors (first invalid rows: inputRow, field, message), input (with header: unusedColumns, missingColumns, matchedColumns), output, rejects {size, rows}, timings (ms; whileArriving when processing began as the file arrived), attempts. */
             metadata: {
                 [key: string]: unknown;
             };
@@ -4083,6 +4120,53 @@ export interface operations {
             };
             /** @description Conflict with the current state (`conflict`): the run has no processed file (yet). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    getFilesPipelineRunsIdRejects: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API version. Absent: the workspace default, else 2024-09-01. Latest: 2026-05-25. */
+                "Service-Version"?: components["parameters"]["ServiceVersion"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileLink"];
+                };
+            };
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace; the run's rejects file is no longer stored. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
