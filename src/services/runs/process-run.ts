@@ -176,7 +176,11 @@ async function finish(ctx: ServiceContext, row: RunRow, f: Finish): Promise<RunS
       .where(and(eq(run.id, row.id), eq(run.status, "acknowledged"), eq(run.attempt, row.attempt)));
     return null;
   });
-  if (ended) await publishStatus(ctx, row, ended, "processing");
+  if (ended) {
+    ctx.metrics.runFinished(ended, row.direction, (f.metadata.timings?.totalMs ?? 0) / 1000);
+    if (f.metadata.rows) ctx.metrics.rowsProcessed(f.metadata.rows);
+    await publishStatus(ctx, row, ended, "processing");
+  }
   return ended;
 }
 
