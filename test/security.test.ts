@@ -141,7 +141,7 @@ describe("every REST route", () => {
     for (const r of apiRoutes()) {
       const res = await h.request(r.method, fill(r.path), { body: r.method === "GET" || r.method === "DELETE" ? undefined : BODY });
       expect({ route: `${r.method} ${r.path}`, status: res.status }).toEqual({ route: `${r.method} ${r.path}`, status: 401 });
-      expect(res.body).toEqual({ message: "x-api-key: header is required", statusCode: 401, error: "unauthorized" });
+      expect(res.body).toEqual({ message: "x-api-key: header is required", statusCode: 401, error: "unauthorized", requestId: expect.any(String) });
     }
   });
 
