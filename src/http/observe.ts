@@ -1,7 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
-import type { Surface } from "../adapters/metrics/port";
-import { UNMATCHED_ROUTE } from "../adapters/metrics/prometheus";
+import { type Surface, UNMATCHED_ROUTE } from "../adapters/metrics/port";
 import { AppError } from "../domain/errors";
 import { currentRequestScope, type RequestScope, requestIdFor, runInRequest } from "../domain/request-context";
 import type { ServiceContext } from "../services/context";

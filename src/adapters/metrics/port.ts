@@ -8,6 +8,9 @@ export type Surface = "rest" | "graphql" | "trpc";
 export type Door = "upload" | "hosted_sftp" | "customer_sftp" | "email" | "outbound";
 export type LoginMethod = "password" | "publickey" | "other";
 
+/** Route label of a request no route matched: paths are never labels. */
+export const UNMATCHED_ROUTE = "unmatched";
+
 export interface QueueDepth {
   /** The job's name (`run.process`, `webhook.deliver`, ...): a closed list in src/jobs/definitions.ts. */
   kind: string;

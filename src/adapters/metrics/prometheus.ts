@@ -1,9 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Door, LoginMethod, Metrics, QueueDepth, Surface } from "./port";
 
-/** Route label of a request no route matched: paths are never labels. */
-export const UNMATCHED_ROUTE = "unmatched";
-
 /**
  * One registry per service: tests build many services in one process, and
  * prom-client's global registry would refuse the second set of metrics.
