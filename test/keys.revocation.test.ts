@@ -89,6 +89,7 @@ describe("one instance: changes through the service are seen by the next request
       message: "x-api-key: not a valid API key",
       statusCode: 401,
       error: "unauthorized",
+      requestId: expect.any(String),
     });
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Client } from "ssh2";
+import { parseConfig } from "../src/config";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { waitFor } from "./helpers/jobs";
 import { type Family, parsePrometheusText, sampleValue } from "./helpers/prometheus";
@@ -122,6 +123,16 @@ describe("GET /metrics", () => {
         }
       }
     }
+  });
+});
+
+describe("METRICS_TOKEN", () => {
+  test("a token too short or with spaces stops start-up, naming the variable", () => {
+    for (const bad of ["short", "has a space in it 0123456789"]) {
+      expect(() => parseConfig({ METRICS_TOKEN: bad })).toThrow(/METRICS_TOKEN: must be 16 to 256 visible ASCII characters/);
+    }
+    expect(parseConfig({ METRICS_TOKEN: TOKEN }).metricsToken).toBe(TOKEN);
+    expect(parseConfig({}).metricsToken).toBeNull();
   });
 });
 
