@@ -63,7 +63,7 @@ describe("the id on the reply", () => {
     for (const bad of malformed) {
       const res = await call("/connections", { headers: bad === null ? {} : { "x-request-id": bad } });
       const id = res.headers.get("x-request-id")!;
-      expect(id).toMatch(/^req_[0-9a-f]{32}$/);
+      expect(id).toMatch(/^req_[0-9a-f]{24,}$/);
       made.add(id);
     }
     expect(made.size).toBe(malformed.length);

@@ -35,7 +35,12 @@ export function runOutsideRequest<T>(fn: () => T): T {
 /** At most 128 visible ASCII characters (no spaces, no controls). */
 const WELL_FORMED = /^[\x21-\x7e]{1,128}$/;
 
-/** The client's own id when it is well formed, else a new one. */
+/** New ids: 64 random bits drawn once per process (unique across instances and restarts), then a counter: cheap on every request. */
+const PROCESS_PART = Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex");
+let sequence = 0;
+
+/** The client's own id when it is well formed, else a new one (`req_`, 16 hex digits for the process, 8 or more for the request). */
 export function requestIdFor(header: string | null): string {
-  return header !== null && WELL_FORMED.test(header) ? header : `req_${crypto.randomUUID().replaceAll("-", "")}`;
+  if (header !== null && WELL_FORMED.test(header)) return header;
+  return `req_${PROCESS_PART}${(++sequence).toString(16).padStart(8, "0")}`;
 }

@@ -22,21 +22,21 @@ export function observeRequests(svc: ServiceContext, handle: (request: Request) 
     const res = await runInRequest(scope, () => handle(request));
     const route = scope.route ?? UNMATCHED_ROUTE;
     svc.metrics.httpRequest(surfaceOf(route), route, request.method, res.status, (performance.now() - t0) / 1000);
-    try {
-      res.headers.set(REQUEST_ID_HEADER, scope.requestId);
-    } catch {
-      // An immutable reply (a proxied fetch response) is passed on as it is.
-    }
     return res;
   };
 }
 
-/** Records the matched route template in the request scope (a path is never a label). */
+/** Puts the id on the reply (with the headers Elysia writes anyway) and records the matched route template (a path is never a label). */
 export function routeTemplates() {
-  return new Elysia({ name: "route-templates" }).onTransform({ as: "global" }, ({ route }) => {
-    const scope = currentRequestScope();
-    if (scope) scope.route = route;
-  });
+  return new Elysia({ name: "route-templates" })
+    .onRequest(({ set }) => {
+      const scope = currentRequestScope();
+      if (scope) set.headers[REQUEST_ID_HEADER] = scope.requestId;
+    })
+    .onTransform({ as: "global" }, ({ route }) => {
+      const scope = currentRequestScope();
+      if (scope) scope.route = route;
+    });
 }
 
 /** `GET /metrics`: the Prometheus text format; with METRICS_TOKEN set, only for `Authorization: Bearer <token>`. */
