@@ -1,5 +1,6 @@
 import { GraphQLError } from "graphql";
 import { type AppError, type ErrorCode, isAppError } from "../src/domain/errors";
+import { currentRequestId } from "../src/domain/request-context";
 import { HTTP_STATUS } from "../src/http/errors";
 import type { Logger } from "../src/logger";
 
@@ -20,7 +21,7 @@ export const GRAPHQL_CODE: Record<ErrorCode, string> = {
 };
 
 export function extensionsOf(e: AppError) {
-  return { ...e.details, code: GRAPHQL_CODE[e.code], error: e.code, statusCode: HTTP_STATUS[e.code] };
+  return { ...e.details, code: GRAPHQL_CODE[e.code], error: e.code, statusCode: HTTP_STATUS[e.code], requestId: currentRequestId() };
 }
 
 /** Yoga's error mask: service errors keep their message and code; anything else is logged and hidden. */
@@ -38,9 +39,12 @@ export function maskError(log: Logger) {
       // (variables); so are those Yoga answers 400 (no query, unparsable document, failed validation).
       const g = gql ?? original;
       const http = g.extensions.http as { status?: number; spec?: boolean } | undefined;
-      if (g.extensions.code && (g.extensions.error || (http?.status ?? 0) !== HTTP_STATUS.invalid_input)) return g;
+      if (g.extensions.code && (g.extensions.error || (http?.status ?? 0) !== HTTP_STATUS.invalid_input)) {
+        return new GraphQLError(g.message, { nodes: g.nodes, source: g.source, positions: g.positions, path: g.path, originalError: g.originalError, extensions: { ...g.extensions, requestId: currentRequestId() } });
+      }
       const extensions = {
         ...g.extensions,
+        requestId: currentRequestId(),
         code: g.extensions.code ?? GRAPHQL_CODE.invalid_input,
         error: "invalid_input",
         statusCode: HTTP_STATUS.invalid_input,
@@ -54,7 +58,7 @@ export function maskError(log: Logger) {
     return new GraphQLError(`internal error (reference ${ref})`, {
       nodes: gql?.nodes,
       path: gql?.path,
-      extensions: { code: GRAPHQL_CODE.internal, error: "internal", statusCode: 500 },
+      extensions: { code: GRAPHQL_CODE.internal, error: "internal", statusCode: 500, requestId: currentRequestId() },
     });
   };
 }

@@ -1,6 +1,7 @@
 import { type ASTNode, type ASTVisitor, GraphQLError, type ValidationContext } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
 import { isAppError } from "../src/domain/errors";
+import { currentRequestId } from "../src/domain/request-context";
 import { LATEST_VERSION } from "../src/domain/versions";
 import { isStorableString } from "../src/http/body";
 import { admitUnversionedParsed, type HttpOptions } from "../src/http/call";
@@ -71,6 +72,7 @@ const refuseWhatBodiesRefuse: Plugin = {
         ext.code ??= "GRAPHQL_VALIDATION_FAILED";
         ext.error = "invalid_input";
         ext.statusCode = HTTP_STATUS.invalid_input;
+        ext.requestId = currentRequestId();
         ext.http = { ...(ext.http as object), spec: false, status: HTTP_STATUS.invalid_input };
       }
     };

@@ -22,7 +22,7 @@ export async function createService(opts: ServiceOptions) {
   const http = createHttpApp(
     svc,
     { graphql: createGraphqlHandler(svc, config), trpc: createTrpcHandler(svc, config) },
-    { maxJsonBodyBytes: config.maxJsonBodyBytes, version: pkg.version },
+    { maxJsonBodyBytes: config.maxJsonBodyBytes, version: pkg.version, metricsToken: config.metricsToken },
   );
   // Listens only when asked (src/main.ts: SFTP_PORT; tests: port 0), so a service built for tests or the CLI opens no port.
   const sftp = new HostedSftpServer(svc, {

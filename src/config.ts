@@ -48,6 +48,8 @@ const Env = z.object({
   SMTP_PORT: port(2525),
   /** Largest e-mail the inbound SMTP server accepts (advertised as SIZE; larger mail is refused with 552 and recorded). */
   SMTP_MAX_BYTES: z.coerce.number().int("must be a whole number").positive("must be a positive number of bytes").default(25 * 1024 ** 2),
+  /** When set, `GET /metrics` answers only `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().regex(/^[\x21-\x7e]{16,256}$/, "must be 16 to 256 visible ASCII characters (openssl rand -hex 32)").optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** base64 of 32 random bytes; encrypts stored credentials and webhook secrets. */
   ENCRYPTION_KEY: z
@@ -169,6 +171,8 @@ export interface Config {
   smtpPort: number;
   smtpMaxBytes: number;
   logLevel: z.infer<typeof Env>["LOG_LEVEL"];
+  /** `GET /metrics` requires this bearer token; null: open. */
+  metricsToken: string | null;
   encryptionKey: Buffer | null;
   publicUrl: string;
   sftpHost: string;
@@ -251,6 +255,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     smtpPort: e.SMTP_PORT,
     smtpMaxBytes: e.SMTP_MAX_BYTES,
     logLevel: e.LOG_LEVEL,
+    metricsToken: e.METRICS_TOKEN ?? null,
     encryptionKey: e.ENCRYPTION_KEY ? Buffer.from(e.ENCRYPTION_KEY, "base64") : null,
     publicUrl,
     sftpHost: e.SFTP_HOST ?? new URL(publicUrl).hostname,

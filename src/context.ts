@@ -3,6 +3,7 @@ import { READ_CACHE_TOPIC } from "../db/read-cache";
 import { createSecretBox, loadOrCreateKeyFile } from "./adapters/crypto/secret-box";
 import type { SftpClientPort } from "./adapters/sftp/port";
 import { createEventBus } from "./adapters/events";
+import { createPrometheusMetrics } from "./adapters/metrics/prometheus";
 import { createNotifiers } from "./adapters/notify";
 import { sftpClient } from "./adapters/sftp/client";
 import { createObjectStore, storageConfigFrom } from "./adapters/storage";
@@ -39,6 +40,9 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
   startKeyCache({ db, events, log, ttlMs: config.keyCacheTtlMs });
   // Another instance wrote what a read cache may hold (db/read-cache.ts), or its signals may have been missed.
   events.onSignal?.(READ_CACHE_TOPIC, () => db.clearReadCaches());
+  const queue = await createJobQueue({ db, log, clock, concurrency: config.jobConcurrency });
+  const metrics = createPrometheusMetrics();
+  metrics.setQueueDepth(() => queue.waiting());
   return {
     db,
     clock,
@@ -47,7 +51,8 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
     sftp: opts.sftp ?? sftpClient,
     storage: createObjectStore(storageConfig),
     storageConfig,
-    queue: await createJobQueue({ db, log, clock, concurrency: config.jobConcurrency }),
+    queue,
+    metrics,
     events,
     // Worker threads start on first use, so the admin CLI never spawns them.
     engine: createEnginePool({

@@ -1,4 +1,5 @@
 import pino from "pino";
+import { currentRequestId } from "./domain/request-context";
 
 export type Logger = pino.Logger;
 
@@ -7,10 +8,15 @@ export type Logger = pino.Logger;
  * service logs ids and outcomes, never request bodies, and the redaction
  * below is a second guard for fields that might slip into an object.
  */
-export function createLogger(level: string): Logger {
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino({
     level,
     base: undefined,
+    // Every line written while an HTTP request is served names it (src/domain/request-context.ts).
+    mixin() {
+      const requestId = currentRequestId();
+      return requestId === undefined ? {} : { requestId };
+    },
     redact: {
       paths: [
         "*.sftpPassword",
@@ -23,5 +29,5 @@ export function createLogger(level: string): Logger {
       ],
       censor: "[redacted]",
     },
-  });
+  }, destination);
 }

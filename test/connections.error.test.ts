@@ -44,7 +44,7 @@ async function snapshot(w: TestWorkspace = ws) {
 function expectError(r: Reply, status: number, field: string) {
   expect(r.status).toBe(status);
   expect(r.headers.get("content-type")).toContain("application/json");
-  expect(Object.keys(r.body).sort()).toEqual(["error", "message", "statusCode"]);
+  expect(Object.keys(r.body).sort()).toEqual(["error", "message", "requestId", "statusCode"]);
   expect(r.body.statusCode).toBe(status);
   expect(typeof r.body.error).toBe("string");
   expect(r.body.error.length).toBeGreaterThan(0);
@@ -239,7 +239,7 @@ describe("conflicts are a 409", () => {
     for (const base of ["/connections", "/clients"]) {
       const r = await h.api(ws, "DELETE", `${base}/${conn.id}`);
       expect(r.status).toBe(409);
-      expect(Object.keys(r.body).sort()).toEqual(["error", "message", "statusCode"]);
+      expect(Object.keys(r.body).sort()).toEqual(["error", "message", "requestId", "statusCode"]);
       expect(r.body).toMatchObject({ statusCode: 409, error: "conflict" });
       expect(r.body.message).toContain("'Orders In'");
     }

@@ -469,7 +469,7 @@ describe("the same refusal as REST", () => {
     expect(g.body.errors).toHaveLength(1);
     const [e] = g.body.errors ?? [];
     expect(e?.message).toBe(r.body.message);
-    expect(e?.extensions).toEqual({ code: c.code, error: r.body.error, statusCode: r.status });
+    expect(e?.extensions).toEqual({ code: c.code, error: r.body.error, statusCode: r.status , requestId: expect.any(String) });
   });
 
   test("nothing was written by the refused requests", async () => {
@@ -514,7 +514,7 @@ describe("input that does not fit the GraphQL types", () => {
     const g = await h.graphql(ws.apiKey, create("createConnection", "CreateConnectionInput"), { input: { name: null } });
     expect(g.status).toBe(400);
     expect(g.body.errors?.[0]?.message).toContain('"input.name"');
-    expect(g.body.errors?.[0]?.extensions).toEqual({ code: "BAD_USER_INPUT", error: "invalid_input", statusCode: 400 });
+    expect(g.body.errors?.[0]?.extensions).toEqual({ code: "BAD_USER_INPUT", error: "invalid_input", statusCode: 400 , requestId: expect.any(String) });
   });
 
   test("an unknown member is a 400 BAD_USER_INPUT naming it, not an internal error", async () => {
@@ -545,7 +545,7 @@ describe("input that does not fit the GraphQL types", () => {
     expect(rest.status).toBe(400);
     expect(r.status).toBe(400);
     expect(r.body.errors[0].message).toBe(rest.body.message);
-    expect(r.body.errors[0].extensions).toEqual({ code: "BAD_USER_INPUT", error: "invalid_input", statusCode: 400 });
+    expect(r.body.errors[0].extensions).toEqual({ code: "BAD_USER_INPUT", error: "invalid_input", statusCode: 400 , requestId: expect.any(String) });
   });
 
   test("a body over the JSON limit is a 413, as on REST", async () => {
@@ -556,7 +556,7 @@ describe("input that does not fit the GraphQL types", () => {
     expect(rest.status).toBe(413);
     expect(r.status).toBe(413);
     expect(r.body.errors[0].message).toBe(rest.body.message);
-    expect(r.body.errors[0].extensions).toEqual({ code: "PAYLOAD_TOO_LARGE", error: "payload_too_large", statusCode: 413 });
+    expect(r.body.errors[0].extensions).toEqual({ code: "PAYLOAD_TOO_LARGE", error: "payload_too_large", statusCode: 413 , requestId: expect.any(String) });
   });
 
   test("an unknown Service-Version is a 400, as on REST", async () => {
@@ -565,6 +565,6 @@ describe("input that does not fit the GraphQL types", () => {
     expect(rest.status).toBe(400);
     expect(r.status).toBe(400);
     expect(r.body.errors[0].message).toBe(rest.body.message);
-    expect(r.body.errors[0].extensions).toEqual({ code: "BAD_REQUEST", error: "unsupported_version", statusCode: 400 });
+    expect(r.body.errors[0].extensions).toEqual({ code: "BAD_REQUEST", error: "unsupported_version", statusCode: 400 , requestId: expect.any(String) });
   });
 });

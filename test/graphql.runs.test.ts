@@ -201,7 +201,7 @@ describe("another workspace's runs", () => {
   ] as const)("%s: NOT_FOUND with REST's message, and nothing changes", async (_field, query, rest) => {
     const before = await h.ok(ws, "GET", `/pipeline-runs/${processed.id}`);
     const e = await refused(query, { id: processed.id }, rest(processed.id), intruder);
-    expect(e.extensions).toEqual({ code: "NOT_FOUND", error: "not_found", statusCode: 404 });
+    expect(e.extensions).toEqual({ code: "NOT_FOUND", error: "not_found", statusCode: 404 , requestId: expect.any(String) });
     expect(await h.ok(ws, "GET", `/pipeline-runs/${processed.id}`)).toEqual(before);
   });
 

@@ -65,7 +65,7 @@ describe("authentication", () => {
     expect(rest.status).toBe(401);
     expect(g.status).toBe(401);
     expect(g.body.data).toBeUndefined();
-    expect(g.body.errors).toEqual([{ message: rest.body.message, extensions: { code: "UNAUTHENTICATED", error: "unauthorized", statusCode: 401 } }]);
+    expect(g.body.errors).toEqual([{ message: rest.body.message, extensions: { code: "UNAUTHENTICATED", error: "unauthorized", statusCode: 401, requestId: expect.any(String) } }]);
   });
 
   test("an unknown or malformed key: 401", async () => {
@@ -104,7 +104,7 @@ describe("authentication", () => {
     expect(after.status).toBe(401);
     expect(after.body.errors?.[0]?.message).toBe(rest.body.message);
     expect(after.body.errors?.[0]?.message).toContain("revoked");
-    expect(after.body.errors?.[0]?.extensions).toEqual({ code: "UNAUTHENTICATED", error: "unauthorized", statusCode: 401 });
+    expect(after.body.errors?.[0]?.extensions).toEqual({ code: "UNAUTHENTICATED", error: "unauthorized", statusCode: 401 , requestId: expect.any(String) });
     expect((await h.graphql(owner.apiKey, ANY_QUERY)).status).toBe(200);
   });
 
@@ -213,7 +213,7 @@ describe("another workspace's ids", () => {
     expect(g.body.errors).toHaveLength(1);
     expect(g.body.errors?.[0]?.message).toBe(rest.body.message);
     expect(g.body.errors?.[0]?.message).toContain(c.id());
-    expect(g.body.errors?.[0]?.extensions).toEqual({ code: "NOT_FOUND", error: "not_found", statusCode: 404 });
+    expect(g.body.errors?.[0]?.extensions).toEqual({ code: "NOT_FOUND", error: "not_found", statusCode: 404 , requestId: expect.any(String) });
   });
 
   test("references to another workspace's objects are NOT_FOUND when creating and updating", async () => {

@@ -89,6 +89,7 @@ describe("one instance: changes through the service are seen by the next request
       message: "x-api-key: not a valid API key",
       statusCode: 401,
       error: "unauthorized",
+      requestId: expect.any(String),
     });
   });
 
@@ -99,7 +100,7 @@ describe("one instance: changes through the service are seen by the next request
     await revokeKey(h.svc, { keyId: key.id });
     const rest = await h.request("GET", "/pipelines", { key: key.apiKey });
     expect(rest.status).toBe(401);
-    expect(rest.body).toEqual({ message: "x-api-key: this API key has been revoked", statusCode: 401, error: "unauthorized" });
+    expect(rest.body).toEqual({ message: "x-api-key: this API key has been revoked", statusCode: 401, error: "unauthorized", requestId: expect.any(String) });
     expect((await h.graphql(key.apiKey, "{ pipelines { pagination { total } } }")).status).toBe(401);
     const trpc = await h.request("GET", "/trpc/pipelines.list", { key: key.apiKey });
     expect(trpc.status).toBe(401);

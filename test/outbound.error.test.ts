@@ -265,7 +265,7 @@ describe("another workspace's session", () => {
     for (const [op, vars] of ops) {
       const g = await h.graphql(other.apiKey, op, vars);
       expect(g.body.errors?.[0]?.message).toBe(`outbound upload '${id}' not found`);
-      expect(g.body.errors?.[0]?.extensions).toEqual({ code: "NOT_FOUND", error: "not_found", statusCode: 404 });
+      expect(g.body.errors?.[0]?.extensions).toEqual({ code: "NOT_FOUND", error: "not_found", statusCode: 404 , requestId: expect.any(String) });
     }
     const c = await h.graphql(other.apiKey, "mutation($i: CreateOutboundUploadInput!) { createOutboundUpload(input: $i) { uploadId } }", { i: VALID });
     expect(c.body.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");

@@ -16,8 +16,9 @@ let intruder: TestWorkspace;
 const ids: Record<string, string> = {};
 
 const PUBLIC = new Set(["/healthz", "/openapi.json", "/docs", "/docs/assets/:file", "/docs/migrations/2026-05-25"]);
-// /graphql and /trpc authenticate inside their transports (see graphql/trpc security tests); /storage/o/* links carry their own signature.
-const OWN_AUTH = new Set(["/graphql", "/trpc/*", "/storage/o/*"]);
+// /graphql and /trpc authenticate inside their transports (see graphql/trpc security tests); /storage/o/* links carry their own signature;
+// /metrics takes METRICS_TOKEN, not an API key (test/metrics.test.ts).
+const OWN_AUTH = new Set(["/graphql", "/trpc/*", "/storage/o/*", "/metrics"]);
 
 /** Which fixture id fills the `:id` of each resource path. */
 const RESOURCE_OF: Record<string, string> = {
@@ -141,7 +142,7 @@ describe("every REST route", () => {
     for (const r of apiRoutes()) {
       const res = await h.request(r.method, fill(r.path), { body: r.method === "GET" || r.method === "DELETE" ? undefined : BODY });
       expect({ route: `${r.method} ${r.path}`, status: res.status }).toEqual({ route: `${r.method} ${r.path}`, status: 401 });
-      expect(res.body).toEqual({ message: "x-api-key: header is required", statusCode: 401, error: "unauthorized" });
+      expect(res.body).toEqual({ message: "x-api-key: header is required", statusCode: 401, error: "unauthorized", requestId: expect.any(String) });
     }
   });
 

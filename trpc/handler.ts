@@ -3,6 +3,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { getErrorShape, getProcedureAtPath } from "@trpc/server/unstable-core-do-not-import";
 import { type AppError, isAppError } from "../src/domain/errors";
+import { currentRequestScope } from "../src/domain/request-context";
 import { LATEST_VERSION } from "../src/domain/versions";
 import { admitUnversioned, type HttpOptions } from "../src/http/call";
 import type { ServiceContext } from "../src/services/context";
@@ -28,6 +29,12 @@ import { appRouter } from "./router";
  */
 export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
   return async (req: Request): Promise<Response> => {
+    // Metrics label a call by its procedure when there is one such (a batch or an unknown name stays `/trpc/*`).
+    const scope = currentRequestScope();
+    if (scope) {
+      const path = new URL(req.url).pathname.slice("/trpc/".length);
+      if (Object.hasOwn(appRouter._def.procedures, path)) scope.route = `/trpc/${path}`;
+    }
     let ctx: TrpcContext | null = null;
     let refusal: AppError | null = null;
     req = withConnectionParamsKey(req);

@@ -1,6 +1,7 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { AppError, ERROR_CODES, isAppError } from "../src/domain/errors";
+import { currentRequestId } from "../src/domain/request-context";
 import { formatIssues } from "../src/domain/validation";
 import { HTTP_STATUS } from "../src/http/errors";
 import type { Actor, ServiceContext } from "../src/services/context";
@@ -24,7 +25,7 @@ const t = initTRPC.context<TrpcContext>().create({
     return {
       ...shape,
       message: zod ? formatIssues(zod.issues) : shape.message,
-      data: { ...shape.data, stack: undefined, error: code, statusCode: code ? HTTP_STATUS[code] : shape.data.httpStatus },
+      data: { ...shape.data, stack: undefined, error: code, statusCode: code ? HTTP_STATUS[code] : shape.data.httpStatus, requestId: currentRequestId() },
     };
   },
 });

@@ -4,7 +4,18 @@ import type { StorageConfig } from "../adapters/storage/port";
 import type { SplitPlan, StripeResult, StripeSource, StripeTask } from "./stripe-plan";
 import { type GrowingFile, processStriped, type Striped, type StripedInput, type StripeWorkers } from "./stripes";
 import { trace } from "./trace";
-import { DEFAULT_MIN_SPLIT_BYTES, type EnginePool, type ParseLimits, type ProcessOutcome, type ProcessRequest, type Speculation } from "./types";
+import {
+  DEFAULT_MIN_SPLIT_BYTES,
+  type EngineProgress,
+  type EnginePool,
+  newEngineProgress,
+  type ParseLimits,
+  type ProcessOutcome,
+  type ProcessRequest,
+  PROGRESS_BYTES,
+  PROGRESS_ROWS,
+  type Speculation,
+} from "./types";
 import type { WorkerReply, WorkerRequest } from "./worker";
 
 export interface EnginePoolOptions {
@@ -109,6 +120,8 @@ const DEFAULT_STRIPE_BYTES = 2 * 1024 * 1024;
 interface Job {
   id: number;
   req: ProcessRequest;
+  /** Rows and bytes read so far: striped reads add each stripe's as it comes back, a whole read's worker writes them. */
+  progress: EngineProgress;
   signal?: AbortSignal;
   onAbort?: () => void;
   /** The slots a striped read of this job's file holds. */
@@ -262,7 +275,9 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
   /** The whole file on one worker. */
   async function whole(slot: Slot, job: Job): Promise<ProcessOutcome> {
     try {
-      const reply = await ask(slot, job, { type: "process", id: nextId++, req: job.req });
+      // A striped read that gave up counted rows this read counts again.
+      job.progress.fill(0);
+      const reply = await ask(slot, job, { type: "process", id: nextId++, req: job.req, progress: job.progress });
       if (!("outcome" in reply)) throw new Error("unexpected reply");
       return reply.outcome;
     } catch (e) {
@@ -294,6 +309,8 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
         if (!slot) throw new Error("no worker left for the stripe");
         const reply = await ask(slot, job, { type: "stripe", id: nextId++, req, task, spare }, spare);
         if (!("stripe" in reply)) throw new Error("unexpected reply");
+        job.progress[PROGRESS_ROWS]! += reply.stripe.counts.total;
+        job.progress[PROGRESS_BYTES]! += task.end - task.start;
         return reply.stripe;
       },
     };
@@ -427,7 +444,7 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
     const free = slots.filter(idle);
     if (free.length + (size - slots.length) < 2) return null;
     const controller = new AbortController();
-    const job: Job = { id: nextId++, req, signal: controller.signal, resolve() {}, reject() {} };
+    const job: Job = { id: nextId++, req, signal: controller.signal, progress: newEngineProgress(), resolve() {}, reject() {} };
     holdAll(job, free);
     const file = new GrowingUpload();
     const opened = Promise.withResolvers<void>();
@@ -470,8 +487,13 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
   }
 
   /** The work a speculation did for `req`'s run, committed; null when there is none to take (the run is then read as usual). */
-  async function adopt(spec: Spec, req: ProcessRequest, signal?: AbortSignal): Promise<ProcessOutcome | null> {
+  async function adopt(spec: Spec, req: ProcessRequest, signal?: AbortSignal, progress?: EngineProgress): Promise<ProcessOutcome | null> {
     specs.delete(req.runId);
+    // The caller's counters take over from what the read while arriving counted so far.
+    if (progress) {
+      progress.set(spec.job.progress);
+      spec.job.progress = progress;
+    }
     if (spec.expiry) clearTimeout(spec.expiry);
     if (workOf(spec.req) !== workOf(req)) {
       drop(spec, new Error("the run's pipeline or schema changed while its file arrived"));
@@ -502,18 +524,19 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
       if (closed) return;
       while (canSpawn()) spawn();
     },
-    async process(asked, signal) {
+    async process(asked, signal, progress) {
       const req = withLimits(asked);
       if (closed) throw new Error("engine pool is closed");
       if (signal?.aborted) throw signal.reason;
       const spec = specs.get(req.runId);
       if (spec) {
-        const outcome = await adopt(spec, req, signal);
+        const outcome = await adopt(spec, req, signal, progress);
         if (outcome) return outcome;
         if (closed) throw new Error("engine pool is closed");
+        progress?.fill(0);
       }
       return new Promise<ProcessOutcome>((resolve, reject) => {
-        const job: Job = { id: nextId++, req, signal, resolve, reject };
+        const job: Job = { id: nextId++, req, signal, progress: progress ?? newEngineProgress(), resolve, reject };
         if (signal) {
           job.onAbort = () => abort(job);
           signal.addEventListener("abort", job.onAbort, { once: true });

@@ -4,7 +4,7 @@ import type { RowError, RunCounts } from "../domain/runs";
 import { type HeaderStep, type HeaderSummary, hasHeader, headerStep, mappingFor } from "./header";
 import { type CompiledMapping, MappingConfigError } from "./map";
 import { openInput, type ParsedInput } from "./parse";
-import { EngineInputError, type ParseOptions, type ParseSummary, type ProcessOutcome, type ProcessRequest, type SourceRecord } from "./types";
+import { EngineInputError, type EngineProgress, type ParseOptions, PROGRESS_BYTES, PROGRESS_ROWS, type ParseSummary, type ProcessOutcome, type ProcessRequest, type SourceRecord } from "./types";
 import { trace } from "./trace";
 import { type RowValidator, SchemaCompileError, validatorFor } from "./validate";
 import { createWriter, jsonWriter, type RowWriter } from "./write";
@@ -16,6 +16,14 @@ export const MAX_REPORTED_ERRORS = 20;
 const ERRORS_IN_MESSAGE = 3;
 
 export class Cancelled extends Error {}
+
+/** `chunks` as they are, adding each one's size to the bytes read of `progress`. */
+async function* counted(chunks: AsyncIterable<Uint8Array>, progress: EngineProgress): AsyncGenerator<Uint8Array> {
+  for await (const chunk of chunks) {
+    progress[PROGRESS_BYTES]! += chunk.byteLength;
+    yield chunk;
+  }
+}
 
 export async function* chunksOf(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<Uint8Array> {
   for (;;) {
@@ -75,7 +83,7 @@ export function prepare(req: ProcessRequest): void {
  * every failure is an outcome with `ok: false`, an `errorMessage` for a
  * person, and nothing left at `processedKey` or `rejectsKey`.
  */
-export async function processFile(req: ProcessRequest, store: ObjectStore, signal?: AbortSignal): Promise<ProcessOutcome> {
+export async function processFile(req: ProcessRequest, store: ObjectStore, signal?: AbortSignal, progress?: EngineProgress): Promise<ProcessOutcome> {
   const started = performance.now();
   const counts: RunCounts = { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 };
   const errors: RowError[] = [];
@@ -112,7 +120,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     const original = await store.get(req.originalKey);
     if (!original) return await fail(`The original file is missing from storage (${req.originalKey}); upload it again.`);
     reader = original.getReader();
-    const input = await openInput(chunksOf(reader), { ...parseOptions(req), fields: true });
+    const input = await openInput(progress ? counted(chunksOf(reader), progress) : chunksOf(reader), { ...parseOptions(req), fields: true });
     summary = input.summary;
     let header: HeaderSummary | undefined;
     const fieldNames = input.fields;
@@ -133,6 +141,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
       counts,
       errors,
       signal,
+      progress,
       rows: (text) => processed!.write(text),
       async rejects(text) {
         if (!rejects) {
@@ -229,6 +238,8 @@ export interface PumpOptions {
   counts: RunCounts;
   errors: RowError[];
   signal?: AbortSignal;
+  /** Live counters (src/engine/types.ts): rows read so far, stored after each batch. */
+  progress?: EngineProgress;
   /** The processed rows' text, a batch at a time. */
   rows(text: string): Promise<void>;
   /** Rejected rows' text (skip, quarantine), a batch at a time. */
@@ -337,6 +348,7 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
       if (stop) break;
     }
     counts.valid += n;
+    if (o.progress) o.progress[PROGRESS_ROWS] = counts.total;
     if (stop) return stop;
     // `fail` stops at the end of the batch that holds the first invalid row: the run fails
     // anyway, and the batch is enough to report the first errors.

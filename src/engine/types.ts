@@ -155,9 +155,21 @@ export interface Speculation {
   cancel(reason: Error): void;
 }
 
+/**
+ * Live counters of one file's processing, in shared memory so that worker
+ * threads write them with a plain store per batch and the caller reads
+ * them on a timer: [PROGRESS_ROWS] rows read, [PROGRESS_BYTES] bytes of the
+ * original read. Approximate while it runs; the outcome has the exact counts.
+ */
+export type EngineProgress = Float64Array<SharedArrayBuffer>;
+export const PROGRESS_ROWS = 0;
+export const PROGRESS_BYTES = 1;
+export const newEngineProgress = (): EngineProgress => new Float64Array(new SharedArrayBuffer(16));
+
 /** Runs ProcessRequests on Bun Worker threads so the HTTP server never waits on a file. */
 export interface EnginePool {
-  process(req: ProcessRequest, signal?: AbortSignal): Promise<ProcessOutcome>;
+  /** `progress`: counters the engine keeps up to date while it works (rows and bytes read so far). */
+  process(req: ProcessRequest, signal?: AbortSignal, progress?: EngineProgress): Promise<ProcessOutcome>;
   /**
    * A file is arriving that will be the original of `req`'s run: the pool
    * may start on it while it arrives, and `process` of the same request then

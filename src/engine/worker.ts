@@ -3,7 +3,7 @@ import { prepare, processFile } from "./process";
 import { planSplit, processStripe, readHead } from "./split";
 import type { SplitPlan, StripeResult, StripeSource, StripeTask } from "./stripe-plan";
 import { trace } from "./trace";
-import type { ProcessOutcome, ProcessRequest } from "./types";
+import type { EngineProgress, ProcessOutcome, ProcessRequest } from "./types";
 
 /**
  * Bun Worker entry (src/engine/pool.ts starts it). Messages in, each
@@ -19,7 +19,7 @@ import type { ProcessOutcome, ProcessRequest } from "./types";
  * bad file; the pool replaces it if it dies anyway.
  */
 export type WorkerRequest =
-  | { type: "process"; id: number; req: ProcessRequest }
+  | { type: "process"; id: number; req: ProcessRequest; progress?: EngineProgress }
   | { type: "plan"; id: number; req: ProcessRequest; source: StripeSource; headBytes: number }
   | { type: "stripe"; id: number; req: ProcessRequest; task: StripeTask; spare: ArrayBuffer[] }
   | { type: "prepare"; req: ProcessRequest };
@@ -109,7 +109,7 @@ async function handle(msg: WorkerRequest): Promise<void> {
       trace(`${msg.req.runId}: one worker reads the whole file`);
       let outcome: ProcessOutcome;
       try {
-        outcome = await processFile(msg.req, storeFor(msg.req.storage));
+        outcome = await processFile(msg.req, storeFor(msg.req.storage), undefined, msg.progress);
       } catch (e) {
         // Only opening the store can get here.
         outcome = storeFailure(e);

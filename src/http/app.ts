@@ -18,6 +18,8 @@ import { storageRoutes } from "./routes/storage";
 import { webhookRoutes } from "./routes/webhooks";
 import { notificationRoutes } from "./routes/notifications";
 import { AppError } from "../domain/errors";
+import { currentRequestId } from "../domain/request-context";
+import { metricsRoute, observeRequests, routeTemplates } from "./observe";
 
 export interface Mounts {
   /** GraphQL (Yoga) and tRPC answer on their own paths with their own error shapes. */
@@ -33,7 +35,7 @@ const SWAGGER_ASSETS: Record<string, string> = {
 };
 
 /** The one HTTP app: REST routes, /graphql, /trpc, the API description, on one port. */
-export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOptions & { version: string }) {
+export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOptions & { version: string; metricsToken?: string | null }) {
   const http: HttpOptions = { maxJsonBodyBytes: opts.maxJsonBodyBytes };
   const migrationGuide = readFileSync(join(ROOT, "docs", "migration-2026-05-25.md"), "utf8");
   let document: unknown;
@@ -43,6 +45,7 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
   // The log level is set once, at start-up (LOG_LEVEL).
   const accessLog = svc.log.isLevelEnabled("info");
   const app = new Elysia({ name: "file-pipeline-service" })
+    .use(routeTemplates())
     .onRequest(({ request, set }) => {
       if (accessLog) started.set(request, performance.now());
       set.headers["service-version"] = provisionalVersion(request, svc.clock.now());
@@ -52,7 +55,7 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
     .onAfterResponse({ as: "global" }, accessLog ? ({ request, route, set }) => {
       const t0 = started.get(request);
       svc.log.info(
-        { method: request.method, route, status: set.status, ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 10) / 10 },
+        { requestId: currentRequestId(), method: request.method, route, status: set.status, ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 10) / 10 },
         "request",
       );
     } : [])
@@ -63,6 +66,7 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
       return errorBody(e);
     })
     .get("/healthz", () => ({ ok: true }), { detail: { hide: true } })
+    .use(metricsRoute(svc, opts.metricsToken ?? null))
     .get("/openapi.json", () => (document ??= buildDocument(routes(), { publicUrl: svc.settings.publicUrl, version: opts.version })))
     .get("/docs", ({ set }) => {
       set.headers["content-type"] = "text/html; charset=utf-8";
@@ -93,6 +97,8 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
     .use(documentRoutes(svc, http))
     .use(webhookRoutes(svc, http))
     .use(notificationRoutes(svc, http));
+  // Every request, on every surface, is served in its request scope and counted (src/http/observe.ts).
+  app.handle = observeRequests(svc, app.handle);
   routes = () =>
     app.routes.map((r) => ({ method: r.method, path: r.path, detail: r.hooks?.detail as DocumentedRoute["detail"] }));
   return app;

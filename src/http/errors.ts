@@ -1,4 +1,5 @@
 import { AppError, type ErrorCode, isAppError } from "../domain/errors";
+import { currentRequestId } from "../domain/request-context";
 import type { Logger } from "../logger";
 
 /** The REST transport's one table from error code to HTTP status. */
@@ -25,7 +26,7 @@ export interface ErrorBody {
 }
 
 export function errorBody(e: AppError): ErrorBody {
-  return { ...e.details, message: e.message, statusCode: HTTP_STATUS[e.code], error: e.code };
+  return { ...e.details, message: e.message, statusCode: HTTP_STATUS[e.code], error: e.code, requestId: currentRequestId() };
 }
 
 /**

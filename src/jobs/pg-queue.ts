@@ -14,7 +14,7 @@ import postgres from "postgres";
 import type { Writer } from "../../db/client";
 import type { Logger } from "../logger";
 import { checkCron } from "./cron";
-import type { CronSpec, JobDefinition, JobQueue, JobSpec } from "./port";
+import type { CronSpec, JobDefinition, JobQueue, JobSpec, WaitingJobs } from "./port";
 import { asError, type Outcome, runJob } from "./run-job";
 import { checkSpec, DEFAULT_MAX_ATTEMPTS, type QueueSettings } from "./spec";
 
@@ -99,6 +99,15 @@ class PgJobQueue implements JobQueue {
         where j.key = ${key}::text and j.locked_at is null and j.attempts >= j.max_attempts
       ) then 'replace' else 'unsafe_dedupe' end)
     )`);
+  }
+
+  async waiting(): Promise<WaitingJobs[]> {
+    const rows = await this.sql<{ kind: string; waiting: string; age: number | null }[]>`
+      select task_identifier as kind, count(*) as waiting, extract(epoch from now() - min(run_at))::float8 as age
+      from graphile_worker.jobs
+      where locked_at is null and run_at <= now() and attempts < max_attempts
+      group by task_identifier`;
+    return rows.map((r) => ({ kind: r.kind, waiting: Number(r.waiting), oldestAgeSeconds: Math.max(0, r.age ?? 0) }));
   }
 
   add(spec: JobSpec): Promise<void> {

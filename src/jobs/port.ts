@@ -57,4 +57,12 @@ export interface JobQueue {
   start(definitions: JobDefinition<any>[], crons?: CronSpec[]): Promise<void>;
   /** Stops claiming; waits for jobs in hand up to `timeoutMs`, then releases what is left for another worker. */
   stop(timeoutMs?: number): Promise<void>;
+  /** Jobs due and not yet claimed, by job name, with how long the oldest has waited (for metrics). */
+  waiting(): Promise<WaitingJobs[]>;
+}
+
+export interface WaitingJobs {
+  kind: string;
+  waiting: number;
+  oldestAgeSeconds: number;
 }

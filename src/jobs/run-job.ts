@@ -1,3 +1,4 @@
+import { runOutsideRequest } from "../domain/request-context";
 import type { Logger } from "../logger";
 import { type RetryPolicy, retryDelayMs } from "./backoff";
 import type { JobDefinition } from "./port";
@@ -30,7 +31,12 @@ export function asError(e: unknown): Error {
  * the handler, and decide between done, retry with backoff, and give up
  * (calling `onGiveUp` once). The queue only records the outcome.
  */
-export async function runJob(opts: RunJobOptions): Promise<Outcome> {
+export function runJob(opts: RunJobOptions): Promise<Outcome> {
+  // A queue woken by a request's enqueue must not lend the job that request's id.
+  return runOutsideRequest(() => runOnce(opts));
+}
+
+async function runOnce(opts: RunJobOptions): Promise<Outcome> {
   const { definition, jobId, attempt, maxAttempts, log } = opts;
   let payload: unknown;
   try {

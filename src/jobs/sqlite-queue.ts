@@ -1,10 +1,10 @@
-import { and, eq, inArray, lt, lte, min, or, sql } from "drizzle-orm";
+import { and, count, eq, inArray, lt, lte, min, or, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import type { Database, Writer } from "../../db/client";
 import { jobs } from "../../db/sqlite/schema/jobs";
 import { newId } from "../domain/ids";
 import { checkCron, latestSlot, nextSlot } from "./cron";
-import type { CronSpec, JobDefinition, JobQueue, JobSpec } from "./port";
+import type { CronSpec, JobDefinition, JobQueue, JobSpec, WaitingJobs } from "./port";
 import { asError, runJob } from "./run-job";
 import { checkSpec, DEFAULT_MAX_ATTEMPTS, type QueueSettings } from "./spec";
 
@@ -45,6 +45,16 @@ export class SqliteJobQueue implements JobQueue {
   private again = false;
 
   constructor(private readonly o: SqliteQueueOptions) {}
+
+  async waiting(): Promise<WaitingJobs[]> {
+    const now = new Date();
+    const rows = await asSqlite(this.o.db.read)
+      .select({ kind: jobs.name, waiting: count(), oldest: min(jobs.runAt) })
+      .from(jobs)
+      .where(and(eq(jobs.status, "pending"), lte(jobs.runAt, now)))
+      .groupBy(jobs.name);
+    return rows.map((r) => ({ kind: r.kind, waiting: r.waiting, oldestAgeSeconds: r.oldest ? Math.max(0, (now.getTime() - r.oldest.getTime()) / 1000) : 0 }));
+  }
 
   async enqueue(w: Writer, spec: JobSpec): Promise<void> {
     checkSpec(spec);

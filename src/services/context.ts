@@ -1,6 +1,7 @@
 import type { Database } from "../../db/client";
 import type { SecretBox } from "../adapters/crypto/secret-box";
 import type { EventBus } from "../adapters/events/port";
+import type { Metrics } from "../adapters/metrics/port";
 import type { Notifiers } from "../adapters/notify/port";
 import type { HostResolver, WebhookSender, WebhookSettings } from "../adapters/webhooks/port";
 import type { SftpClientPort } from "../adapters/sftp/port";
@@ -30,6 +31,8 @@ export interface ServiceContext {
   engine: EnginePool;
   /** Notification channels (EMAIL, SLACK, SMS); null where not configured. */
   notify: Notifiers;
+  /** Counters and histograms for `GET /metrics` (src/adapters/metrics). */
+  metrics: Metrics;
   /** Outgoing webhook calls: the sender, the resolver whose answers are checked and pinned, the WEBHOOK_* settings. */
   webhooks: { sender: WebhookSender; resolve: HostResolver; settings: WebhookSettings };
   settings: {

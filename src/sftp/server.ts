@@ -101,6 +101,7 @@ export class HostedSftpServer {
     const sessions = new Set<SftpSession>();
     let account: HostedAccount | null = null;
     let tries = 0;
+    let loggedIn = false;
     const grace = setTimeout(() => {
       if (!account) client.end();
     }, loginGraceMs);
@@ -121,6 +122,8 @@ export class HostedSftpServer {
 
     client.on("ready", () => {
       clearTimeout(grace);
+      loggedIn = true;
+      this.svc.metrics.sftpSessionOpened();
       const files = new SpaceFiles(this.svc, account!);
       client.on("session", (accept) => {
         const session = accept();
@@ -143,6 +146,8 @@ export class HostedSftpServer {
     client.on("error", (err: Error) => this.svc.log.debug({ err: err.message, remoteAddress }, "sftp connection error"));
     client.on("close", () => {
       clearTimeout(grace);
+      if (loggedIn) this.svc.metrics.sftpSessionClosed();
+      loggedIn = false;
       this.clients.delete(client);
       for (const s of sessions) {
         this.sessions.delete(s);
@@ -155,6 +160,11 @@ export class HostedSftpServer {
   private async authenticate(ctx: AuthContext, remoteAddress: string, accepted: (a: HostedAccount) => void): Promise<void> {
     const credential = credentialOf(ctx);
     const outcome = await authenticateHostedLogin(this.svc, this.guard, { username: ctx.username, remoteAddress, credential });
+    // "none" asks which methods there are, and an unsigned public key whether it would do: neither is a login attempt.
+    if (ctx.method !== "none" && outcome.ok !== "key_acceptable") {
+      const method = ctx.method === "password" || ctx.method === "publickey" ? ctx.method : "other";
+      this.svc.metrics.sftpLogin(method, outcome.ok === true ? "success" : "failure");
+    }
     if (outcome.ok === true) {
       accepted(outcome.account);
       ctx.accept();

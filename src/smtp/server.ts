@@ -87,6 +87,7 @@ export function createSmtpServer(svc: ServiceContext, opts: SmtpServerOptions): 
             { recipients: recipients.length, size: receipt.size, runs: receipt.runIds.length, arrivals: receipt.arrivals.length, tooLarge: receipt.tooLarge },
             "mail received",
           );
+          svc.metrics.smtpMessage(receipt.tooLarge ? "too_large" : receipt.inboxes === 0 ? "rejected" : "accepted");
           if (receipt.tooLarge) return callback(reply(552, `message exceeds the fixed maximum message size (${opts.maxBytes} bytes)`));
           if (receipt.inboxes === 0) return callback(reply(550, "no such inbox"));
           // Refusals by an inbox's rules are recorded, not told to the sender: a 250 says only that the message arrived.
@@ -95,6 +96,7 @@ export function createSmtpServer(svc: ServiceContext, opts: SmtpServerOptions): 
         (err) => {
           // Nothing was acknowledged: the sending server keeps the message and tries again.
           log.error({ err }, "mail could not be processed");
+          svc.metrics.smtpMessage("failed");
           stream.resume();
           callback(reply(451, "temporary failure processing the message; try again later"));
         },

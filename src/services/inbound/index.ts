@@ -79,6 +79,8 @@ export interface InboundResult {
 }
 
 export async function startInboundRuns(ctx: ServiceContext, opts: StartInboundRunsOptions): Promise<InboundResult> {
+  // Hosted SFTP files are counted as they are stored (space-files/arrival.ts): this job may run again for one file.
+  if (opts.transport !== "sftp" && opts.size) ctx.metrics.bytesReceived(opts.transport === "email" ? "email" : "customer_sftp", opts.size);
   const p = ctx.db.t.pipelines;
   const pipelines = await ctx.db.read
     .select({ id: p.id, name: p.name })

@@ -48,14 +48,17 @@ export async function deliverSend(ctx: ServiceContext, payload: SendPayload, job
   const channel = row.channel as NotifyChannel;
   const notifier = ctx.notify[channel];
   if (!notifier) {
+    ctx.metrics.notificationSend(channel, "not_configured");
     await record(ctx, row.id, { status: "failed", attempts: job.attempt, error: notConfigured(channel) });
     return;
   }
   try {
     const res = await notifier.send(row.recipient, row.message);
+    ctx.metrics.notificationSend(channel, "sent");
     await record(ctx, row.id, { status: "sent", attempts: job.attempt, error: null, providerId: res.providerId, sentAt: ctx.clock.now() });
   } catch (err) {
     const e = err instanceof NotifySendError ? err : new NotifySendError(err instanceof Error ? err.message : String(err), true, { cause: err });
+    ctx.metrics.notificationSend(channel, e.transient ? "transient_error" : "failed");
     if (!e.transient) {
       await record(ctx, row.id, { status: "failed", attempts: job.attempt, error: e.message });
       return;

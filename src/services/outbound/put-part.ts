@@ -38,6 +38,7 @@ export async function putOutboundPart(
 
   const key = partKey(workspaceId, upload.id, partNumber);
   const info = await ctx.storage.put(key, text, { contentType: "application/json" });
+  ctx.metrics.bytesReceived("outbound", info.size);
   const now = ctx.clock.now();
   const part: PartRow = { uploadId: upload.id, partNumber, rowCount, size: info.size, etag: info.etag, receivedAt: now };
   const u = ctx.db.t.outboundUploads;

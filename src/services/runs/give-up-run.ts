@@ -31,6 +31,7 @@ export async function giveUpRun(
     return m;
   });
   if (moved.length === 0) return false;
+  ctx.metrics.runFinished("failed", row.direction, Math.max(0, now.getTime() - row.createdAt.getTime()) / 1000);
   await publishStatus(ctx, row, "failed", row.status as RunStatus);
   return true;
 }

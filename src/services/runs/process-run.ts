@@ -5,6 +5,7 @@ import type { ServiceContext } from "../context";
 import { deliverRun, PermanentDeliveryError } from "../delivery";
 import { enqueueRunEvent } from "../run-events";
 import { engineRequest, schemaForEngine } from "./engine-request";
+import { reportProgress } from "./progress";
 import { loadRunRow, publishStatus, type RunRow } from "./record";
 
 export interface ProcessRunOptions {
@@ -80,7 +81,13 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
   const outbound = row.direction === "outbound";
   const request = engineRequest(ctx, row, pipeline, schema);
   const outputFormat = request.outputFormat;
-  const outcome: ProcessOutcome = await ctx.engine.process(request, opts.signal);
+  const progress = reportProgress(ctx, row);
+  let outcome: ProcessOutcome;
+  try {
+    outcome = await ctx.engine.process(request, opts.signal, progress.counters);
+  } finally {
+    await progress.stop();
+  }
 
   // The queue is stopping: the run stays `processing` and the job goes back for another worker.
   if (opts.signal?.aborted) throw new Error(`run ${row.id}: processing interrupted by shutdown`);
@@ -177,7 +184,11 @@ async function finish(ctx: ServiceContext, row: RunRow, f: Finish): Promise<RunS
       .where(and(eq(run.id, row.id), eq(run.status, "acknowledged"), eq(run.attempt, row.attempt)));
     return null;
   });
-  if (ended) await publishStatus(ctx, row, ended, "processing");
+  if (ended) {
+    ctx.metrics.runFinished(ended, row.direction, (f.metadata.timings?.totalMs ?? 0) / 1000);
+    if (f.metadata.rows) ctx.metrics.rowsProcessed(f.metadata.rows);
+    await publishStatus(ctx, row, ended, "processing");
+  }
   return ended;
 }
 

@@ -4,6 +4,7 @@ import { uniqueViolation } from "../../../db/client";
 import { runKeys, safeFilename } from "../../adapters/storage/keys";
 import { AppError } from "../../domain/errors";
 import { newId } from "../../domain/ids";
+import { currentRequestId } from "../../domain/request-context";
 import type { RunSource } from "../../domain/runs";
 import { transferred } from "../../sftp/memory";
 import type { ServiceContext } from "../context";
@@ -61,7 +62,9 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     .where(eq(ctx.db.t.connections.id, pipeline.connectionId));
 
   const id = newId("run");
-  const metadata: RunRow["metadata"] = { source: opts.source, ...(opts.metadata ? { arrival: opts.metadata } : {}) };
+  // The HTTP request that started the run, if one did (docs/decisions/runs.md).
+  const requestId = currentRequestId();
+  const metadata: RunRow["metadata"] = { source: opts.source, ...(requestId ? { requestId } : {}), ...(opts.metadata ? { arrival: opts.metadata } : {}) };
   const filename = safeFilename(opts.filename, `upload-${id}`);
   const keys = runKeys(workspaceId, id, filename);
   const mimetype = contentType(opts.mimetype, filename);
@@ -89,6 +92,8 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
   // Not when the engine read the file as it arrived: its workers are busy and this thread coordinates them,
   // so the ~40 ms pause would idle both (6% of the 1M-row run), and `streamed` already bounded the upload's garbage.
   if (!early && stored.size >= COLLECT_AFTER_BYTES) fullGC();
+  // Other doors count their bytes where the file is received (a file there may start several runs).
+  if (opts.source === "upload") ctx.metrics.bytesReceived("upload", stored.size);
 
   const now = ctx.clock.now();
   const row: RunRow = {
@@ -133,6 +138,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     }
     throw e;
   }
+  ctx.metrics.runStarted(row.direction);
   await publishStatus(ctx, row, "pending", null);
   // The run as created: a worker may already have taken it, but the caller is told what it started.
   return { row, pipelineName: pipeline.name, connectionName: conn?.name ?? null };

@@ -29,6 +29,7 @@ export type HostedArrivalPayload = z.infer<typeof HostedArrivalPayload>;
 const idempotencyKey = (p: HostedArrivalPayload) => `sftp:${p.connectionId}:${p.path}:${p.size}:${p.etag}`;
 
 export async function enqueueArrival(ctx: ServiceContext, p: HostedArrivalPayload): Promise<void> {
+  ctx.metrics.bytesReceived("hosted_sftp", p.size);
   await ctx.queue.add({ name: HOSTED_ARRIVAL_JOB, payload: p, key: idempotencyKey(p), maxAttempts: HOSTED_ARRIVAL_ATTEMPTS });
 }
 

@@ -32,6 +32,12 @@ export function signedHeaders(secret: string, eventId: string, at: Date, body: s
 
 /** One attempt to deliver one event to one webhook: check the target, sign, send, classify the answer. */
 export async function sendAttempt(ctx: ServiceContext, hook: WebhookRow, event: WebhookEventRow, signal?: AbortSignal): Promise<AttemptResult> {
+  const r = await attemptOnce(ctx, hook, event, signal);
+  if (!r.aborted) ctx.metrics.webhookAttempt(r.success ? "success" : r.refused ? "refused" : "failure");
+  return r;
+}
+
+async function attemptOnce(ctx: ServiceContext, hook: WebhookRow, event: WebhookEventRow, signal?: AbortSignal): Promise<AttemptResult> {
   const base = { refused: false, gone: false, aborted: false, retryAfterMs: null, responseExcerpt: null, statusCode: null };
   const started = performance.now();
   const ms = () => Math.round(performance.now() - started);
