@@ -15,6 +15,7 @@ import { type Clock, systemClock } from "./domain/clock";
 import { createLogger, type Logger } from "./logger";
 import type { ServiceContext } from "./services/context";
 import { startKeyCache } from "./services/keys/cache";
+import { RateLimits } from "./services/rate-limits";
 
 export interface ServiceOptions {
   config: Config;
@@ -53,6 +54,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
     engine: createEnginePool({ size: config.workers }),
     notify: createNotifiers(config.notify),
     webhooks: { sender: createHttpSender(), resolve: systemResolver(), settings: config.webhooks },
+    rateLimits: new RateLimits({ db, settings: config.rateLimits, clock, log }),
     settings: {
       publicUrl: config.publicUrl,
       sftpHost: config.sftpHost,
@@ -66,6 +68,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
       maxUploadBytes: config.maxUploadBytes,
       outboundUploadTtlSeconds: config.outboundUploadTtlSeconds,
       outboundMaxPartBytes: config.outboundMaxPartBytes,
+      auditRetentionDays: config.auditRetentionDays,
     },
   };
 }
@@ -73,6 +76,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
 /** Releases what the context holds beyond the database: jobs in hand, worker threads, the event bus connection. */
 export async function stopServiceContext(svc: ServiceContext): Promise<void> {
   await svc.queue.stop();
+  await svc.rateLimits.close();
   await svc.engine.close();
   await svc.events.close();
   svc.webhooks.sender.close();

@@ -5,6 +5,7 @@ import { MIGRATION_GUIDE_PATH } from "../domain/versions";
 import type { ServiceContext } from "../services/context";
 import { type HttpOptions, provisionalVersion } from "./call";
 import { errorBody, HTTP_STATUS, toAppError } from "./errors";
+import { limitHeadersOf } from "./guard";
 import { buildDocument, type DocumentedRoute, docsPage } from "./openapi";
 import { arrivalRoutes } from "./routes/arrivals";
 import { connectionRoutes } from "./routes/connections";
@@ -58,6 +59,8 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
     } : [])
     .onError({ as: "global" }, ({ code, error, set, request, path }) => {
       const e = toAppError(error, { frameworkCode: code, method: request.method, path, log: svc.log });
+      const limited = limitHeadersOf(e);
+      if (limited) Object.assign(set.headers, limited);
       set.status = HTTP_STATUS[e.code];
       set.headers["content-type"] = "application/json";
       return errorBody(e);

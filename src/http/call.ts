@@ -13,7 +13,7 @@ import {
   sunsetError,
 } from "../domain/versions";
 import type { Actor, ServiceContext } from "../services/context";
-import { authenticate } from "../services/keys/authenticate";
+import { admitKey, declaredBytes, type LimitHeaders, limitKey } from "./guard";
 
 export interface HttpOptions {
   maxJsonBodyBytes: number;
@@ -68,7 +68,9 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
       return plain === responseValue ? undefined : plain;
     })
     .resolve({ as: "global" }, async ({ request, set, path, route }) => {
-      const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
+      const actor = await admitKey(svc, request, "rest");
+      const limits = await limitKey(svc, actor.keyId, BODYLESS.has(request.method) ? 0 : declaredBytes(request));
+      if (limits) Object.assign(set.headers, limits);
       const now = svc.clock.now();
       // Until the header is known to be valid, replies carry the workspace's own default.
       set.headers["service-version"] = resolveVersion({ header: null, workspaceDefault: actor.defaultVersion, now }).version;
@@ -170,8 +172,10 @@ export async function admitUnversioned(
   svc: ServiceContext,
   request: Request,
   http: HttpOptions,
+  surface: "trpc" | "graphql",
 ): Promise<{ actor: Actor; request: Request }> {
-  const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
+  // tRPC counts each procedure call against the key's budgets (trpc/init.ts), not the request.
+  const actor = await admitKey(svc, request, surface);
   const raw = request.headers.get("service-version");
   if (raw !== null) parseVersion(raw.trim());
   return { actor, request: await boundedJsonRequest(request, http.maxJsonBodyBytes) };
@@ -186,9 +190,10 @@ export async function admitUnversionedParsed(
   svc: ServiceContext,
   request: Request,
   http: HttpOptions,
-): Promise<{ actor: Actor; body: { value: unknown } | null }> {
-  const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
+): Promise<{ actor: Actor; body: { value: unknown } | null; limits: LimitHeaders | null }> {
+  const actor = await admitKey(svc, request, "graphql");
+  const limits = await limitKey(svc, actor.keyId, declaredBytes(request));
   const raw = request.headers.get("service-version");
   if (raw !== null) parseVersion(raw.trim());
-  return { actor, body: await readCheckedBody(request, http.maxJsonBodyBytes) };
+  return { actor, body: await readCheckedBody(request, http.maxJsonBodyBytes), limits };
 }
