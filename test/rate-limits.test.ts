@@ -22,7 +22,7 @@ describe("request budget per API key", () => {
     h = await Harness.start({ startJobs: false, env: { RATE_LIMIT_REQUESTS: "3", RATE_LIMIT_UPLOAD_BYTES: "1000", RATE_LIMIT_WINDOW_SECONDS: "60" } });
     ws = await h.workspace();
     other = await h.workspace({ name: "Other" });
-  }), 30_000);
+  }, 30_000);
   afterAll(() => h.close());
 
   test("REST: every answer carries the fields; above the budget 429 with Retry-After, until the window ends", async () => {
