@@ -8,6 +8,7 @@ import { errorBody, HTTP_STATUS, toAppError } from "./errors";
 import { limitHeadersOf } from "./guard";
 import { buildDocument, type DocumentedRoute, docsPage } from "./openapi";
 import { arrivalRoutes } from "./routes/arrivals";
+import { auditRoutes } from "./routes/audit";
 import { connectionRoutes } from "./routes/connections";
 import { documentRoutes } from "./routes/documents";
 import { fileRoutes } from "./routes/files";
@@ -95,7 +96,8 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
     .use(fileRoutes(svc, http))
     .use(documentRoutes(svc, http))
     .use(webhookRoutes(svc, http))
-    .use(notificationRoutes(svc, http));
+    .use(notificationRoutes(svc, http))
+    .use(auditRoutes(svc, http));
   routes = () =>
     app.routes.map((r) => ({ method: r.method, path: r.path, detail: r.hooks?.detail as DocumentedRoute["detail"] }));
   return app;

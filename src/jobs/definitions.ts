@@ -8,6 +8,7 @@ import { DeliveryPayload, deliverWebhook, WEBHOOK_DELIVERY_JOB } from "../servic
 import { giveUpRun, ProcessRunPayload, processRun, RUN_JOB, RUN_JOB_ATTEMPTS } from "../services/runs";
 import { giveUpHostedArrival, HOSTED_ARRIVAL_JOB, HostedArrivalPayload, handleHostedArrival } from "../services/space-files";
 import { pollConnection, SFTP_POLL_ALL_JOB, SFTP_POLL_JOB, SftpPollPayload, schedulePolls } from "../services/sftp-poll";
+import { AUDIT_PURGE_CRON, AUDIT_PURGE_JOB, purgeAuditEvents } from "../services/audit";
 import type { CronSpec, JobDefinition } from "./port";
 
 /** Processes one run: parse, map, validate, write (src/services/runs/process-run.ts). */
@@ -151,6 +152,17 @@ export function sftpPollJob(svc: ServiceContext): JobDefinition<SftpPollPayload>
   };
 }
 
+/** Deletes audit records past AUDIT_RETENTION_DAYS (src/services/audit/purge.ts). */
+export function auditPurgeJob(svc: ServiceContext): JobDefinition<null> {
+  return {
+    name: AUDIT_PURGE_JOB,
+    parse: () => null,
+    async handle() {
+      await purgeAuditEvents(svc);
+    },
+  };
+}
+
 /** The customer-SFTP schedule (SFTP_POLL_CRON; none when "off"). */
 function sftpPollCrons(svc: ServiceContext): CronSpec[] {
   const cron = svc.settings.sftpPoll.cron;
@@ -171,7 +183,8 @@ export function jobDefinitions(svc: ServiceContext): { definitions: JobDefinitio
       storageSweepJob(svc),
       sftpPollAllJob(svc),
       sftpPollJob(svc),
+      auditPurgeJob(svc),
     ],
-    crons: [{ name: OUTBOUND_EXPIRE_JOB, cron: OUTBOUND_EXPIRE_CRON, job: OUTBOUND_EXPIRE_JOB }, ...sweep, ...sftpPollCrons(svc)],
+    crons: [{ name: OUTBOUND_EXPIRE_JOB, cron: OUTBOUND_EXPIRE_CRON, job: OUTBOUND_EXPIRE_JOB }, ...sweep, ...sftpPollCrons(svc), { name: AUDIT_PURGE_JOB, cron: AUDIT_PURGE_CRON, job: AUDIT_PURGE_JOB }],
   };
 }

@@ -93,6 +93,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
               source: "upload",
               maxBytes,
               expectedBytes: file.declaredBytes,
+              by: call.actor,
             }),
           );
           return runs.presentRun(run, call.version);
