@@ -6,6 +6,7 @@ import type { ServiceContext } from "../services/context";
 import { type HttpOptions, provisionalVersion } from "./call";
 import { errorBody, HTTP_STATUS, toAppError } from "./errors";
 import { limitHeadersOf } from "./guard";
+import { settle } from "./idempotency";
 import { buildDocument, type DocumentedRoute, docsPage } from "./openapi";
 import { arrivalRoutes } from "./routes/arrivals";
 import { auditRoutes } from "./routes/audit";
@@ -58,8 +59,10 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
         "request",
       );
     } : [])
-    .onError({ as: "global" }, ({ code, error, set, request, path }) => {
+    .onError({ as: "global" }, async ({ code, error, set, request, path }) => {
       const e = toAppError(error, { frameworkCode: code, method: request.method, path, log: svc.log });
+      // A request that failed did nothing: its Idempotency-Key is free again.
+      await settle(svc, request, null);
       const limited = limitHeadersOf(e);
       if (limited) Object.assign(set.headers, limited);
       set.status = HTTP_STATUS[e.code];

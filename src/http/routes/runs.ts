@@ -7,6 +7,7 @@ import { AppError } from "../../domain/errors";
 import type { ServiceContext } from "../../services/context";
 import * as runs from "../../services/runs";
 import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
+import { digestStream, hashing, idempotencyOf, ownBodyReplay } from "../idempotency";
 import { describe, type RouteDescription } from "../openapi";
 import { pagedList } from "./lists";
 
@@ -79,8 +80,16 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
       })
       .post(
         UPLOAD_ROUTE,
-        async ({ call, params, request }) => {
+        async ({ call, params, request, set }) => {
           const maxBytes = svc.settings.maxUploadBytes;
+          const idem = idempotencyOf(request);
+          if (idem?.replay) {
+            // The same Idempotency-Key: the file is read (not stored) and compared with the first one's.
+            const answer = ownBodyReplay(idem, await receiveFile(request, maxBytes, (file) => digestStream(idem, file.body)));
+            set.status = answer.status;
+            set.headers["idempotent-replayed"] = "true";
+            return answer.body as never;
+          }
           // Refused before a byte of the body is read.
           await runs.pipelineForFiles(svc, { workspaceId: call.actor.workspaceId, pipelineId: params.id, source: "upload" });
           const run = await receiveFile(request, maxBytes, (file) =>
@@ -89,7 +98,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
               pipelineId: params.id,
               filename: file.filename,
               mimetype: file.mimetype,
-              body: file.body,
+              body: idem ? hashing(idem, file.body) : file.body,
               source: "upload",
               maxBytes,
               expectedBytes: file.declaredBytes,
