@@ -107,6 +107,17 @@ describe("the audit log", () => {
     expect((await events("?action=apiKey.revoke")).pagination.total).toBe(1);
   });
 
+  test("documents: changes of the object store are recorded too", async () => {
+    const conn = await h.ok(ws, "POST", "/connections", { name: "Docs", type: "SFTP" });
+    await h.ok(ws, "POST", "/documents/folders", { connectionId: conn.id, path: "reports" });
+    await h.ok(ws, "POST", "/documents/rename", { connectionId: conn.id, path: "reports", name: "archive" });
+    const page = await events("?resourceType=document");
+    expect(page.data.map((e) => [e.action, e.resourceId])).toEqual([
+      ["document.rename", `${conn.id}:reports`],
+      ["document.createFolder", `${conn.id}:reports`],
+    ]);
+  });
+
   test("filters, pages and the same log on GraphQL and tRPC", async () => {
     const all = await events("?limit=100");
     const byKey = await events(`?actor=${ws.keyId}&limit=100`);
@@ -124,11 +135,11 @@ describe("the audit log", () => {
       ws.apiKey,
       `{ auditEvents(action: "connection.create") { data { action surface actor { type id name } fields } pagination { total } } }`,
     );
-    expect(g.body.data?.auditEvents.pagination.total).toBe(2);
+    expect(g.body.data?.auditEvents.pagination.total).toBe(3);
     const t = await h.trpc(ws).auditEvents.list({ action: "connection.create" });
-    expect(t.data.map((e) => e.action)).toEqual(["connection.create", "connection.create"]);
+    expect(t.data.map((e) => e.action)).toEqual(["connection.create", "connection.create", "connection.create"]);
     expect(g.body.data?.auditEvents.data[0]?.actor).toEqual({ type: "key", id: ws.keyId, name: "first admin key" });
-    expect(t.pagination.total).toBe(2);
+    expect(t.pagination.total).toBe(3);
   });
 
   test("admin keys only, on every surface", async () => {

@@ -46,3 +46,11 @@ export async function recordAudit(ctx: ServiceContext, w: Writer, by: ChangedBy,
     createdAt: ctx.clock.now(),
   });
 }
+
+/**
+ * A change of the object store only (documents): there is no transaction to
+ * join, so the record is written on its own right after the change.
+ */
+export async function recordStoreChange(ctx: ServiceContext, by: ChangedBy, change: AuditChange): Promise<void> {
+  await ctx.db.tx((w) => recordAudit(ctx, w, by, change));
+}
