@@ -86,7 +86,8 @@ export function declaredBytes(request: Request): number {
 export async function limitKey(svc: ServiceContext, keyId: string, bytes: number): Promise<LimitHeaders | null> {
   const limits = svc.rateLimits;
   if (!limits.requests && !limits.bytes) return null;
-  const v = await limits.forKey(keyId, bytes);
+  const pending = limits.forKey(keyId, bytes);
+  const v = pending instanceof Promise ? await pending : pending;
   const headers = keyLimitHeaders(limits, v);
   if (v.refusedBy && headers) throw refusal(v, headers);
   return headers;

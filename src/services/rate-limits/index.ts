@@ -14,6 +14,11 @@ export interface KeyVerdicts {
   refusedBy: "requests" | "upload-bytes" | null;
 }
 
+function verdicts(requests: Verdict | null, bytes: Verdict | null): KeyVerdicts {
+  const refusedBy = requests && !requests.allowed ? "requests" : bytes && !bytes.allowed ? "upload-bytes" : null;
+  return { requests, bytes, refusedBy };
+}
+
 /**
  * The service's budgets (RATE_LIMIT_*): requests and uploaded bytes per API
  * key, failed logins per client address. A budget whose quota is 0 is off.
@@ -40,15 +45,23 @@ export class RateLimits {
     this.authFailures = budget("failed-logins", settings.authFailures);
   }
 
-  /** One call of a key, with the body bytes it declares (0 without a body); refused calls count nothing. */
-  async forKey(keyId: string, bytes: number): Promise<KeyVerdicts> {
-    const requests = this.requests ? await this.limiter.take(this.requests, keyId, 1) : null;
-    if (requests && !requests.allowed) {
-      const bytesLeft = this.bytes ? await this.limiter.take(this.bytes, keyId, 0) : null;
-      return { requests, bytes: bytesLeft, refusedBy: "requests" };
-    }
-    const b = this.bytes ? await this.limiter.take(this.bytes, keyId, bytes) : null;
-    return { requests, bytes: b, refusedBy: b && !b.allowed ? "upload-bytes" : null };
+  /**
+   * One call of a key, with the body bytes it declares (0 without a body);
+   * refused calls count nothing. Answers at once when both counts are at
+   * hand (the hot path), else once the shared counts are read.
+   */
+  forKey(keyId: string, bytes: number): KeyVerdicts | Promise<KeyVerdicts> {
+    const r = this.requests ? this.limiter.take(this.requests, keyId, 1) : null;
+    if (r instanceof Promise) return this.forKeySlow(r, keyId, bytes);
+    const b = this.bytes ? this.limiter.take(this.bytes, keyId, r && !r.allowed ? 0 : bytes) : null;
+    if (b instanceof Promise) return this.forKeySlow(r, keyId, bytes, b);
+    return verdicts(r, b);
+  }
+
+  private async forKeySlow(r: Verdict | null | Promise<Verdict>, keyId: string, bytes: number, b?: Promise<Verdict>): Promise<KeyVerdicts> {
+    const requests = await r;
+    const taken = b ?? (this.bytes ? this.limiter.take(this.bytes, keyId, requests && !requests.allowed ? 0 : bytes) : null);
+    return verdicts(requests, await taken);
   }
 
   /** Bytes a call uploaded beyond what it declared (a streamed body without content-length). */
