@@ -50,6 +50,18 @@ describe("request budget per API key", () => {
     expect((await h.api(ws, "GET", "/connections")).status).toBe(200);
   });
 
+  test("answers that fail for another reason carry the fields too", async () => {
+    h.clock.advance(60_000);
+    const rest = await h.api(other, "GET", "/pipelines/pipe_missing");
+    expect(rest.status).toBe(404);
+    expect(items(rest.headers.get("ratelimit")).requests?.r).toBe("2");
+    const trpc = await h.request("GET", `/trpc/pipelines.get?input=${encodeURIComponent(JSON.stringify({ id: "pipe_missing" }))}`, { key: other.apiKey });
+    expect(trpc.status).toBe(404);
+    expect(items(trpc.headers.get("ratelimit")).requests?.r).toBe("1");
+    const gql = await h.graphql(other.apiKey, `{ pipeline(id: "pipe_missing") { id } }`);
+    expect(items(gql.headers.get("ratelimit")).requests?.r).toBe("0");
+  });
+
   test("GraphQL and tRPC share the key's budget and answer 429 with the same fields", async () => {
     h.clock.advance(60_000);
     const q = "{ connections { data { id } } }";
