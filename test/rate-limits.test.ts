@@ -3,6 +3,7 @@ import { createGraphqlWebSocket } from "../graphql/ws";
 import { testDialect } from "./helpers/database";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { type Instance, secondInstance } from "./helpers/instances";
+import { createPipeline, ITEMS_CSV } from "./helpers/runs";
 
 /** `"name";k=v;...` items of a RateLimit or RateLimit-Policy field, by policy name. */
 function items(field: string | null): Record<string, Record<string, string>> {
@@ -111,6 +112,31 @@ describe("upload-byte budget per API key", () => {
     // Nothing was created by the refused call.
     const list = await h.api(other, "GET", "/connections");
     expect((Array.isArray(list.body) ? list.body : list.body.data).some((c: { name: string }) => c.name.startsWith("y"))).toBe(false);
+  });
+
+  test("a streamed upload without content-length counts its size once received", async () => {
+    h.clock.advance(60_000);
+    const p = await createPipeline(h, other);
+    const form = `--b0\r\ncontent-disposition: form-data; name="file"; filename="items.csv"\r\ncontent-type: text/csv\r\n\r\n${ITEMS_CSV.repeat(12)}\r\n--b0--\r\n`;
+    // Sent as a stream: no content-length to charge on admission.
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode(form));
+        c.close();
+      },
+    });
+    const contentType = "multipart/form-data; boundary=b0";
+    const res = await h.service.http.handle(
+      new Request(`http://localhost/pipelines/${p.pipeline.id}/runs`, {
+        method: "POST",
+        headers: { "x-api-key": other.apiKey, "service-version": "2026-05-25", "content-type": contentType },
+        body,
+        duplex: "half",
+      } as RequestInit),
+    );
+    expect(res.status, await res.clone().text()).toBe(200);
+    const next = await h.api(other, "GET", "/connections");
+    expect(Number(items(next.headers.get("ratelimit"))["upload-bytes"]?.r)).toBe(1000 - ITEMS_CSV.length * 12);
   });
 });
 

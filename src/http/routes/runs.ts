@@ -7,6 +7,7 @@ import { AppError } from "../../domain/errors";
 import type { ServiceContext } from "../../services/context";
 import * as runs from "../../services/runs";
 import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
+import { declaredBytes } from "../guard";
 import { digestStream, hashing, idempotencyOf, ownBodyReplay } from "../idempotency";
 import { describe, type RouteDescription } from "../openapi";
 import { pagedList } from "./lists";
@@ -105,6 +106,8 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
               by: call.actor,
             }),
           );
+          // A streamed upload without content-length was not charged on admission: its size counts against the key's byte budget now.
+          if (declaredBytes(request) === 0) svc.rateLimits.chargeBytes(call.actor.keyId, run.row.size);
           return runs.presentRun(run, call.version);
         },
         {
