@@ -47,8 +47,9 @@ const STALE_SYNCS = 4;
  * every `syncMs` in one statement for all budgets it touched (reading the
  * new totals back). A window's first call on an instance reads the shared
  * count before deciding, and so does a call after the instance was idle for
- * the key (no sync for four intervals); no other call waits on the database. Instances can
- * together admit at most what they admit within one sync interval above the quota.
+ * the key (no sync for four intervals); no other call waits on the database.
+ * Instances can together admit at most what they admit within one sync
+ * interval above the quota.
  */
 export class RateLimiter {
   private readonly entries = new Map<string, Entry>();
