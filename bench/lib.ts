@@ -59,6 +59,8 @@ export async function startService(extraEnv: Record<string, string> = {}): Promi
     HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
     PUBLIC_URL: `http://127.0.0.1:${port}`,
+    // Rate limits stay on (counted, their header fields sent) with a budget above what a run's load sends.
+    RATE_LIMIT_REQUESTS: "1000000000",
     // For trying a setting: BENCH_SERVICE_ENV="READ_CACHE_TTL_MS=0,BUN_JSC_numberOfGCMarkers=1".
     ...Object.fromEntries((process.env.BENCH_SERVICE_ENV ?? "").split(",").flatMap((kv) => (kv.indexOf("=") > 0 ? [[kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]] : []))),
     ...extraEnv,

@@ -10,6 +10,7 @@ import { enumNamed, inputType, outputType } from "./from-zod";
 import { pageOf, paged } from "./page";
 import "./notifications";
 import "./arrivals";
+import "./audit";
 // Before the first generated type: from-zod reads the shape registry once.
 import "./outbound";
 import "./files";

@@ -4,6 +4,7 @@ import { handleProtocols, makeHandler } from "graphql-ws/use/bun";
 import { isAppError } from "../src/domain/errors";
 import { LATEST_VERSION, parseVersion } from "../src/domain/versions";
 import { admitUnversioned, type HttpOptions } from "../src/http/call";
+import { rememberAddress } from "../src/http/guard";
 import { HTTP_STATUS } from "../src/http/errors";
 import type { ServiceContext } from "../src/services/context";
 import { authenticate } from "../src/services/keys/authenticate";
@@ -63,7 +64,10 @@ export function createGraphqlWebSocket(svc: ServiceContext, http: HttpOptions) {
     onSubscribe: async (ctx, _id, params) => {
       let gqlContext: GqlContext;
       try {
-        gqlContext = { svc, actor: await authenticate(svc, { apiKey: data(ctx.extra.socket).apiKey }) };
+        gqlContext = {
+          svc,
+          actor: await authenticate(svc, { apiKey: data(ctx.extra.socket).apiKey, origin: { surface: "graphql", address: null, requestId: null } }),
+        };
       } catch (e) {
         return appErrorsOf(e);
       }
@@ -100,7 +104,7 @@ export function createGraphqlWebSocket(svc: ServiceContext, http: HttpOptions) {
     }
     const apiKey = request.headers.get("x-api-key");
     try {
-      if (apiKey !== null) await admitUnversioned(svc, request, http);
+      if (apiKey !== null) await admitUnversioned(svc, request, http, "graphql");
       else {
         const version = request.headers.get("service-version");
         if (version !== null) parseVersion(version.trim());
@@ -120,6 +124,7 @@ export function createGraphqlWebSocket(svc: ServiceContext, http: HttpOptions) {
     /** Bun.serve's `fetch` and `websocket`: WebSocket upgrades of /graphql here, every other request to `next`. */
     serve(next: (request: Request) => Response | Promise<Response>): { fetch: Fetch; websocket: WebSocketHandler<GraphqlSocketData> } {
       const fetch: Fetch = (request, server) => {
+        rememberAddress(request, server.requestIP(request)?.address);
         const isUpgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
         if (isUpgrade && new URL(request.url).pathname === "/graphql") return upgrade(request, server);
         // A subscription over SSE (GraphQL or tRPC) is quiet between updates; Bun.serve would close it after

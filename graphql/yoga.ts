@@ -6,6 +6,7 @@ import { LATEST_VERSION } from "../src/domain/versions";
 import { isStorableString } from "../src/http/body";
 import { admitUnversionedParsed, type HttpOptions } from "../src/http/call";
 import { HTTP_STATUS } from "../src/http/errors";
+import { type LimitHeaders, limitHeadersOf } from "../src/http/guard";
 import type { ServiceContext } from "../src/services/context";
 import type { GqlContext } from "./builder";
 import { extensionsOf, GRAPHQL_CODE, maskError } from "./errors";
@@ -90,20 +91,23 @@ export function createGraphqlHandler(svc: ServiceContext, opts: HttpOptions) {
   const yoga = createYogaServer(svc);
   return async (request: Request): Promise<Response> => {
     let ctx: GqlContext;
+    let limits: LimitHeaders | null;
     try {
       const admitted = await admitUnversionedParsed(svc, request, opts);
       const withBody: WithBody = { svc, actor: admitted.actor };
       if (admitted.body) withBody[BODY] = admitted.body;
       ctx = withBody;
+      limits = admitted.limits;
     } catch (e) {
       if (!isAppError(e)) throw e;
       return Response.json(
         { errors: [{ message: e.message, extensions: extensionsOf(e) }] },
-        { status: HTTP_STATUS[e.code], headers: { "service-version": LATEST_VERSION } },
+        { status: HTTP_STATUS[e.code], headers: { "service-version": LATEST_VERSION, ...limitHeadersOf(e) } },
       );
     }
     const res = await yoga.fetch(request, ctx);
     res.headers.set("service-version", LATEST_VERSION);
+    if (limits) for (const name in limits) res.headers.set(name, limits[name] as string);
     return res;
   };
 }

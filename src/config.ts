@@ -98,6 +98,17 @@ const Env = z.object({
   /** How long an API key lookup is reused when no change was signalled (docs/decisions/hot-path.md); 0 looks every key up on every request. */
   KEY_CACHE_TTL_MS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").max(60_000, "must be at most 60000").default(1000),
   READ_CACHE_TTL_MS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").max(60_000, "must be at most 60000").default(1000),
+  /** Requests one API key may make per RATE_LIMIT_WINDOW_SECONDS (docs/decisions/rate-limits.md); 0: no limit. */
+  RATE_LIMIT_REQUESTS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").default(60_000),
+  /** Bytes one API key may upload per window (request bodies: files, parts, JSON); 0: no limit. */
+  RATE_LIMIT_UPLOAD_BYTES: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").default(20 * 1024 ** 3),
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(86_400, "must be at most 86400 (1 day)").default(60),
+  /** Requests with an unknown or invalid API key one client address may make per window; 0: no limit. */
+  RATE_LIMIT_AUTH_FAILURES: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").default(100),
+  /** Postgres: how often an instance adds its counts to the shared ones and reads theirs back. */
+  RATE_LIMIT_SYNC_MS: z.coerce.number().int("must be a whole number").min(10, "must be at least 10").max(10_000, "must be at most 10000").default(100),
+  /** Audit records older than this many days are deleted (daily). */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(36_500, "must be at most 36500").default(365),
   /** Documents: an upload up to this many bytes gets one presigned PUT (`single`), a larger one `multipart` (at most S3's 5 GiB PutObject limit). */
   DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: z.coerce
     .number()
@@ -195,6 +206,9 @@ export interface Config {
   /** Postgres: how long a cached read (a pipeline, a page of connections) may live on an instance when no change was signalled; 0: none kept. */
   readCacheTtlMs: number;
   documentsSingleUploadMaxBytes: number;
+  /** Per-key request and upload-byte budgets, failed logins per address, per fixed window; 0 turns one off. */
+  rateLimits: RateLimitSettings;
+  auditRetentionDays: number;
   outboundUploadTtlSeconds: number;
   outboundMaxPartBytes: number;
   /** Webhook delivery: timeout, retry schedule, Retry-After cap, private targets. */
@@ -205,6 +219,14 @@ export interface Config {
   storageCacheWrites: boolean;
   /** Notification channels; a channel left null is not configured (reported at start, its sends recorded as failed). */
   notify: NotifySettings;
+}
+
+export interface RateLimitSettings {
+  requests: number;
+  uploadBytes: number;
+  authFailures: number;
+  windowSeconds: number;
+  syncMs: number;
 }
 
 export interface NotifySettings {
@@ -274,6 +296,14 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     readCacheTtlMs: e.READ_CACHE_TTL_MS,
     documentsSingleUploadMaxBytes: e.DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES,
+    rateLimits: {
+      requests: e.RATE_LIMIT_REQUESTS,
+      uploadBytes: e.RATE_LIMIT_UPLOAD_BYTES,
+      authFailures: e.RATE_LIMIT_AUTH_FAILURES,
+      windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS,
+      syncMs: e.RATE_LIMIT_SYNC_MS,
+    },
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     outboundUploadTtlSeconds: e.OUTBOUND_UPLOAD_TTL_SECONDS,
     outboundMaxPartBytes: e.OUTBOUND_MAX_PART_BYTES,
     webhooks: {

@@ -16,6 +16,7 @@ import { type Clock, systemClock } from "./domain/clock";
 import { createLogger, type Logger } from "./logger";
 import type { ServiceContext } from "./services/context";
 import { startKeyCache } from "./services/keys/cache";
+import { RateLimits } from "./services/rate-limits";
 
 export interface ServiceOptions {
   config: Config;
@@ -61,6 +62,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
     }),
     notify: createNotifiers(config.notify),
     webhooks: { sender: createHttpSender(), resolve: systemResolver(), settings: config.webhooks },
+    rateLimits: new RateLimits({ db, settings: config.rateLimits, clock, log }),
     settings: {
       publicUrl: config.publicUrl,
       sftpHost: config.sftpHost,
@@ -74,6 +76,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
       maxUploadBytes: config.maxUploadBytes,
       outboundUploadTtlSeconds: config.outboundUploadTtlSeconds,
       outboundMaxPartBytes: config.outboundMaxPartBytes,
+      auditRetentionDays: config.auditRetentionDays,
     },
   };
 }
@@ -82,6 +85,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
 export async function stopServiceContext(svc: ServiceContext, opts: { jobsTimeoutMs?: number } = {}): Promise<void> {
   // Jobs in hand get this long to finish; the rest are handed back to the queue, their attempt not counted.
   await svc.queue.stop(opts.jobsTimeoutMs);
+  await svc.rateLimits.close();
   await svc.engine.close();
   await svc.events.close();
   svc.webhooks.sender.close();

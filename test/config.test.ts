@@ -108,6 +108,17 @@ describe("configuration", () => {
     expect(parseConfig({ SHUTDOWN_TIMEOUT_SECONDS: "5" }).shutdownTimeoutSeconds).toBe(5);
   });
 
+  test("rate limits and audit retention: generous defaults, 0 turns a budget off, bad values name the variable", () => {
+    expect(parseConfig({}).rateLimits).toEqual({ requests: 60_000, uploadBytes: 20 * 1024 ** 3, authFailures: 100, windowSeconds: 60, syncMs: 100 });
+    expect(parseConfig({}).auditRetentionDays).toBe(365);
+    expect(parseConfig({ RATE_LIMIT_REQUESTS: "0", RATE_LIMIT_WINDOW_SECONDS: "3600" }).rateLimits).toMatchObject({ requests: 0, windowSeconds: 3600 });
+    expect(() => parseConfig({ RATE_LIMIT_REQUESTS: "-1" })).toThrow("RATE_LIMIT_REQUESTS: must be at least 0");
+    expect(() => parseConfig({ RATE_LIMIT_UPLOAD_BYTES: "lots" })).toThrow("RATE_LIMIT_UPLOAD_BYTES:");
+    expect(() => parseConfig({ RATE_LIMIT_WINDOW_SECONDS: "0" })).toThrow("RATE_LIMIT_WINDOW_SECONDS: must be at least 1");
+    expect(() => parseConfig({ RATE_LIMIT_SYNC_MS: "5" })).toThrow("RATE_LIMIT_SYNC_MS: must be at least 10");
+    expect(() => parseConfig({ AUDIT_RETENTION_DAYS: "0" })).toThrow("AUDIT_RETENTION_DAYS: must be at least 1");
+  });
+
   test("key cache: lookups reused for 1 s unless configured; 0 turns it off; more than 60 s refused", () => {
     expect(parseConfig({}).keyCacheTtlMs).toBe(1000);
     expect(parseConfig({ KEY_CACHE_TTL_MS: "0" }).keyCacheTtlMs).toBe(0);

@@ -29,7 +29,7 @@ describe("the cache itself", () => {
   test("an entry lives ttl from the moment its read began, then is read again", () => {
     let now = 1000;
     const cache = new KeyCache(100, undefined, () => now);
-    const row = { id: "k", secretHash: "h", role: "member", revokedAt: null, lastUsedAt: null, workspaceId: "w", features: [], defaultVersion: null };
+    const row = { id: "k", name: "k", secretHash: "h", role: "member", revokedAt: null, lastUsedAt: null, workspaceId: "w", features: [], defaultVersion: null };
     const ticket = cache.ticket();
     now += 30; // the read took 30 ms
     cache.store("L", row, ticket);
@@ -41,7 +41,7 @@ describe("the cache itself", () => {
 
   test("a read that began before a clear is not kept: the old row cannot come back", () => {
     const cache = new KeyCache(60_000);
-    const row = { id: "k", secretHash: "h", role: "member", revokedAt: null, lastUsedAt: null, workspaceId: "w", features: [], defaultVersion: null };
+    const row = { id: "k", name: "k", secretHash: "h", role: "member", revokedAt: null, lastUsedAt: null, workspaceId: "w", features: [], defaultVersion: null };
     const ticket = cache.ticket();
     cache.clear(); // a revocation lands while the lookup is in flight
     cache.store("L", row, ticket);
@@ -52,7 +52,7 @@ describe("the cache itself", () => {
     let version = 1;
     let now = 0;
     const cache = new KeyCache(60_000, () => version, () => now);
-    const row = { id: "k", secretHash: "h", role: "member", revokedAt: null, lastUsedAt: null, workspaceId: "w", features: [], defaultVersion: null };
+    const row = { id: "k", name: "k", secretHash: "h", role: "member", revokedAt: null, lastUsedAt: null, workspaceId: "w", features: [], defaultVersion: null };
     cache.get("L");
     cache.store("L", row, cache.ticket());
     expect(cache.get("L")).toBe(row);
@@ -66,7 +66,7 @@ describe("the cache itself", () => {
 
   test("ttl 0 keeps nothing", () => {
     const cache = new KeyCache(0);
-    cache.store("L", { id: "k", secretHash: "h", role: "member", revokedAt: null, lastUsedAt: null, workspaceId: "w", features: [], defaultVersion: null }, cache.ticket());
+    cache.store("L", { id: "k", name: "k", secretHash: "h", role: "member", revokedAt: null, lastUsedAt: null, workspaceId: "w", features: [], defaultVersion: null }, cache.ticket());
     expect(cache.get("L")).toBeUndefined();
   });
 });

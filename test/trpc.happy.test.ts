@@ -267,6 +267,7 @@ describe("the router typed clients import", () => {
       "documents.rename:mutation",
       "documents.uploadUrl:mutation",
       "arrivals.list:query",
+      "auditEvents.list:query",
     ];
     const webhookExtras = ["webhooks.rotateSecret:mutation", "webhooks.deliveries:query", "webhooks.redeliver:mutation", "webhooks.subscribe:mutation", "webhooks.unsubscribe:mutation"];
     expect(procedures).toEqual([...expected, "connections.test:mutation", ...webhookExtras, ...runs].sort());

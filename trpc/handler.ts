@@ -6,6 +6,7 @@ import { type AppError, isAppError } from "../src/domain/errors";
 import { currentRequestScope } from "../src/domain/request-context";
 import { LATEST_VERSION } from "../src/domain/versions";
 import { admitUnversioned, type HttpOptions } from "../src/http/call";
+import { declaredBytes, limitHeadersOf } from "../src/http/guard";
 import type { ServiceContext } from "../src/services/context";
 import { TRPC_CODE } from "./errors";
 import type { TrpcContext } from "./init";
@@ -39,8 +40,8 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
     let refusal: AppError | null = null;
     req = withConnectionParamsKey(req);
     try {
-      const admitted = await admitUnversioned(svc, req, opts);
-      ctx = { svc, actor: admitted.actor };
+      const admitted = await admitUnversioned(svc, req, opts, "trpc");
+      ctx = { svc, actor: admitted.actor, bodyBytes: declaredBytes(req) };
       req = admitted.request;
     } catch (e) {
       if (!isAppError(e)) throw e;
@@ -54,9 +55,13 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
       endpoint: "/trpc",
       req,
       router: appRouter,
-      createContext: async (): Promise<TrpcContext> => {
-        if (refusal) throw new TRPCError({ code: TRPC_CODE[refusal.code], message: refusal.message, cause: refusal });
-        return ctx as TrpcContext;
+      createContext: async ({ resHeaders }): Promise<TrpcContext> => {
+        if (refusal) {
+          const limited = limitHeadersOf(refusal);
+          if (limited) for (const name in limited) resHeaders.set(name, limited[name] as string);
+          throw new TRPCError({ code: TRPC_CODE[refusal.code], message: refusal.message, cause: refusal });
+        }
+        return { ...(ctx as TrpcContext), resHeaders };
       },
     });
     res.headers.set("service-version", LATEST_VERSION);

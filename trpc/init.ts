@@ -4,12 +4,17 @@ import { AppError, ERROR_CODES, isAppError } from "../src/domain/errors";
 import { currentRequestId } from "../src/domain/request-context";
 import { formatIssues } from "../src/domain/validation";
 import { HTTP_STATUS } from "../src/http/errors";
+import { limitHeadersOf, limitKey } from "../src/http/guard";
 import type { Actor, ServiceContext } from "../src/services/context";
 import { TRPC_CODE } from "./errors";
 
 export interface TrpcContext {
   svc: ServiceContext;
   actor: Actor;
+  /** The HTTP answer's headers (the fetch adapter); absent for in-process callers. */
+  resHeaders?: Headers;
+  /** Body bytes the request declared, charged to the key's upload budget by its first procedure call. */
+  bodyBytes?: number;
 }
 
 /** A keep-alive (`event: ping`) on a quiet SSE subscription, as often as GraphQL Yoga sends its own comment (12 s): proxies close idle streams. */
@@ -49,8 +54,27 @@ const appErrors = t.middleware(async ({ next, ctx }) => {
   return result;
 });
 
+/**
+ * Every procedure call counts against its key's request budget (and the
+ * request's body against its byte budget, once), as REST requests do; the
+ * answer carries the RateLimit header fields. unkey's ratelimitProcedure.
+ */
+const rateLimited = t.middleware(async ({ ctx, next }) => {
+  const bytes = ctx.bodyBytes ?? 0;
+  ctx.bodyBytes = 0;
+  try {
+    const headers = await limitKey(ctx.svc, ctx.actor.keyId, bytes);
+    if (headers && ctx.resHeaders) for (const name in headers) ctx.resHeaders.set(name, headers[name] as string);
+  } catch (e) {
+    const headers = limitHeadersOf(e);
+    if (headers && ctx.resHeaders) for (const name in headers) ctx.resHeaders.set(name, headers[name] as string);
+    throw e;
+  }
+  return next();
+});
+
 export const router = t.router;
-export const procedure = t.procedure.use(appErrors);
+export const procedure = t.procedure.use(appErrors).use(rateLimited);
 export const createCallerFactory = t.createCallerFactory;
 
 /** Input is passed through untouched: each use case parses its own input, so every transport gets the same rules and messages. */

@@ -1,5 +1,6 @@
 import { createCallerFactory, router } from "./init";
 import { arrivalsRouter } from "./routers/arrivals";
+import { auditRouter } from "./routers/audit";
 import { connectionsRouter } from "./routers/connections";
 import { documentsRouter } from "./routers/documents";
 import { filesRouter } from "./routers/files";
@@ -22,6 +23,7 @@ export const appRouter = router({
   outbound: outboundRouter,
   notificationPreferences: notificationPreferencesRouter,
   notificationSends: notificationSendsRouter,
+  auditEvents: auditRouter,
 });
 
 /** Import this type in a client: `createTRPCClient<AppRouter>(...)`. */

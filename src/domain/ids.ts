@@ -13,6 +13,7 @@ export const ID_PREFIXES = {
   job: "job",
   upload: "upl",
   event: "evt",
+  auditEvent: "aud",
   arrival: "arr",
   sftpPickup: "spk",
   delivery: "dlv",

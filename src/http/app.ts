@@ -5,8 +5,11 @@ import { MIGRATION_GUIDE_PATH } from "../domain/versions";
 import type { ServiceContext } from "../services/context";
 import { type HttpOptions, provisionalVersion } from "./call";
 import { errorBody, HTTP_STATUS, toAppError } from "./errors";
+import { limitHeadersOf } from "./guard";
+import { settle } from "./idempotency";
 import { buildDocument, type DocumentedRoute, docsPage } from "./openapi";
 import { arrivalRoutes } from "./routes/arrivals";
+import { auditRoutes } from "./routes/audit";
 import { connectionRoutes } from "./routes/connections";
 import { documentRoutes } from "./routes/documents";
 import { fileRoutes } from "./routes/files";
@@ -59,8 +62,12 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
         "request",
       );
     } : [])
-    .onError({ as: "global" }, ({ code, error, set, request, path }) => {
+    .onError({ as: "global" }, async ({ code, error, set, request, path }) => {
       const e = toAppError(error, { frameworkCode: code, method: request.method, path, log: svc.log });
+      // A request that failed did nothing: its Idempotency-Key is free again.
+      await settle(svc, request, null);
+      const limited = limitHeadersOf(e);
+      if (limited) Object.assign(set.headers, limited);
       set.status = HTTP_STATUS[e.code];
       set.headers["content-type"] = "application/json";
       return errorBody(e);
@@ -96,7 +103,8 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
     .use(fileRoutes(svc, http))
     .use(documentRoutes(svc, http))
     .use(webhookRoutes(svc, http))
-    .use(notificationRoutes(svc, http));
+    .use(notificationRoutes(svc, http))
+    .use(auditRoutes(svc, http));
   // Every request, on every surface, is served in its request scope and counted (src/http/observe.ts).
   app.handle = observeRequests(svc, app.handle);
   routes = () =>

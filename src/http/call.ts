@@ -13,7 +13,8 @@ import {
   sunsetError,
 } from "../domain/versions";
 import type { Actor, ServiceContext } from "../services/context";
-import { authenticate } from "../services/keys/authenticate";
+import { admitKey, declaredBytes, type LimitHeaders, limitKey } from "./guard";
+import { claimFor, idempotencyOf, settle } from "./idempotency";
 
 export interface HttpOptions {
   maxJsonBodyBytes: number;
@@ -62,13 +63,21 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
   const migrationUrl = `${svc.settings.publicUrl}${MIGRATION_GUIDE_PATH}`;
   return new Elysia({ name: "call" })
     .onParse({ as: "global" }, () => DEFERRED)
+    // Before the Date conversion below: the first answer is stored as it is sent.
+    .onAfterHandle({ as: "global" }, async ({ request, responseValue, set }) => {
+      const idem = idempotencyOf(request);
+      if (!idem || idem.replay || responseValue instanceof Response) return;
+      await settle(svc, request, { status: typeof set.status === "number" ? set.status : 200, body: datesAsText(responseValue) });
+    })
     // The same JSON, serialised on Bun's fast path: a Date sends JSON.stringify to its slow path (about 4 µs a pipeline, 60 µs a page of connections).
     .onAfterHandle({ as: "global" }, ({ responseValue }) => {
       const plain = datesAsText(responseValue);
       return plain === responseValue ? undefined : plain;
     })
     .resolve({ as: "global" }, async ({ request, set, path, route }) => {
-      const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
+      const actor = await admitKey(svc, request, "rest");
+      const limits = await limitKey(svc, actor.keyId, BODYLESS.has(request.method) ? 0 : declaredBytes(request));
+      if (limits) Object.assign(set.headers, limits);
       const now = svc.clock.now();
       // Until the header is known to be valid, replies carry the workspace's own default.
       set.headers["service-version"] = resolveVersion({ header: null, workspaceDefault: actor.defaultVersion, now }).version;
@@ -94,8 +103,17 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
         }
         input = await readJsonBody(request, http.maxJsonBodyBytes);
       }
+      await claimFor(svc, request, { actor, route, path, ownBody: OWN_BODY_ROUTES.has(`${request.method} ${route}`), input });
       const call: Call = { actor, version: choice.version };
       return { call, input };
+    })
+    // After the resolve above (hooks run in the order given): a repeated request with a completed Idempotency-Key gets the first answer without running again.
+    .onBeforeHandle({ as: "global" }, ({ request, set }) => {
+      const idem = idempotencyOf(request);
+      if (!idem?.replay || idem.ownBody) return;
+      set.status = idem.replay.status;
+      set.headers["idempotent-replayed"] = "true";
+      return idem.replay.body as never;
     });
 }
 
@@ -170,8 +188,10 @@ export async function admitUnversioned(
   svc: ServiceContext,
   request: Request,
   http: HttpOptions,
+  surface: "trpc" | "graphql",
 ): Promise<{ actor: Actor; request: Request }> {
-  const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
+  // tRPC counts each procedure call against the key's budgets (trpc/init.ts), not the request.
+  const actor = await admitKey(svc, request, surface);
   const raw = request.headers.get("service-version");
   if (raw !== null) parseVersion(raw.trim());
   return { actor, request: await boundedJsonRequest(request, http.maxJsonBodyBytes) };
@@ -186,9 +206,10 @@ export async function admitUnversionedParsed(
   svc: ServiceContext,
   request: Request,
   http: HttpOptions,
-): Promise<{ actor: Actor; body: { value: unknown } | null }> {
-  const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
+): Promise<{ actor: Actor; body: { value: unknown } | null; limits: LimitHeaders | null }> {
+  const actor = await admitKey(svc, request, "graphql");
+  const limits = await limitKey(svc, actor.keyId, declaredBytes(request));
   const raw = request.headers.get("service-version");
   if (raw !== null) parseVersion(raw.trim());
-  return { actor, body: await readCheckedBody(request, http.maxJsonBodyBytes) };
+  return { actor, body: await readCheckedBody(request, http.maxJsonBodyBytes), limits };
 }

@@ -9,6 +9,8 @@ import { DeliveryPayload, deliverWebhook, WEBHOOK_DELIVERY_JOB } from "../servic
 import { giveUpRun, ProcessRunPayload, processRun, RUN_JOB, RUN_JOB_ATTEMPTS } from "../services/runs";
 import { giveUpHostedArrival, HOSTED_ARRIVAL_JOB, HostedArrivalPayload, handleHostedArrival } from "../services/space-files";
 import { pollConnection, SFTP_POLL_ALL_JOB, SFTP_POLL_JOB, SftpPollPayload, schedulePolls } from "../services/sftp-poll";
+import { AUDIT_PURGE_CRON, AUDIT_PURGE_JOB, purgeAuditEvents } from "../services/audit";
+import { IDEMPOTENCY_PURGE_CRON, IDEMPOTENCY_PURGE_JOB, purgeIdempotencyKeys } from "../services/idempotency";
 import type { CronSpec, JobDefinition } from "./port";
 
 /** A job's `parse`: its payload checked against its shape (old jobs outlive code); a bad one is an error naming the job. */
@@ -143,6 +145,28 @@ export function sftpPollJob(svc: ServiceContext): JobDefinition<SftpPollPayload>
   };
 }
 
+/** Deletes audit records past AUDIT_RETENTION_DAYS (src/services/audit/purge.ts). */
+export function auditPurgeJob(svc: ServiceContext): JobDefinition<null> {
+  return {
+    name: AUDIT_PURGE_JOB,
+    parse: () => null,
+    async handle() {
+      await purgeAuditEvents(svc);
+    },
+  };
+}
+
+/** Deletes Idempotency-Key records past their 24 hours (src/services/idempotency). */
+export function idempotencyPurgeJob(svc: ServiceContext): JobDefinition<null> {
+  return {
+    name: IDEMPOTENCY_PURGE_JOB,
+    parse: () => null,
+    async handle() {
+      await purgeIdempotencyKeys(svc);
+    },
+  };
+}
+
 /** The customer-SFTP schedule (SFTP_POLL_CRON; none when "off"). */
 function sftpPollCrons(svc: ServiceContext): CronSpec[] {
   const cron = svc.settings.sftpPoll.cron;
@@ -163,7 +187,15 @@ export function jobDefinitions(svc: ServiceContext): { definitions: JobDefinitio
       storageSweepJob(svc),
       sftpPollAllJob(svc),
       sftpPollJob(svc),
+      auditPurgeJob(svc),
+      idempotencyPurgeJob(svc),
     ],
-    crons: [{ name: OUTBOUND_EXPIRE_JOB, cron: OUTBOUND_EXPIRE_CRON, job: OUTBOUND_EXPIRE_JOB }, ...sweep, ...sftpPollCrons(svc)],
+    crons: [
+      { name: OUTBOUND_EXPIRE_JOB, cron: OUTBOUND_EXPIRE_CRON, job: OUTBOUND_EXPIRE_JOB },
+      ...sweep,
+      ...sftpPollCrons(svc),
+      { name: AUDIT_PURGE_JOB, cron: AUDIT_PURGE_CRON, job: AUDIT_PURGE_JOB },
+      { name: IDEMPOTENCY_PURGE_JOB, cron: IDEMPOTENCY_PURGE_CRON, job: IDEMPOTENCY_PURGE_JOB },
+    ],
   };
 }

@@ -11,6 +11,7 @@ import type { JobQueue } from "../jobs/port";
 import type { Clock } from "../domain/clock";
 import type { ApiVersion } from "../domain/versions";
 import type { Logger } from "../logger";
+import type { RateLimits } from "./rate-limits";
 
 /** What every use case receives: the adapters, wired once in src/main.ts. */
 export interface ServiceContext {
@@ -35,6 +36,8 @@ export interface ServiceContext {
   metrics: Metrics;
   /** Outgoing webhook calls: the sender, the resolver whose answers are checked and pinned, the WEBHOOK_* settings. */
   webhooks: { sender: WebhookSender; resolve: HostResolver; settings: WebhookSettings };
+  /** Request, upload-byte and failed-login budgets (in process, or shared through Postgres). */
+  rateLimits: RateLimits;
   settings: {
     publicUrl: string;
     sftpHost: string;
@@ -53,18 +56,34 @@ export interface ServiceContext {
     outboundUploadTtlSeconds: number;
     /** Largest body of one outbound upload part over REST. */
     outboundMaxPartBytes: number;
+    /** Audit records older than this are deleted by the retention job. */
+    auditRetentionDays: number;
   };
 }
 
 export type Role = "admin" | "member";
 
+/** The surface a change came through, as the audit log records it. */
+export type Surface = "rest" | "graphql" | "trpc" | "cli";
+
+/** Where a call came from: set by the transport that admitted it, recorded in audit events. */
+export interface Origin {
+  surface: Surface;
+  /** The client's address as the server saw it; null when unknown (in-process calls). */
+  address: string | null;
+  requestId: string | null;
+}
+
 /** The authenticated caller: one API key of one workspace. */
 export interface Actor {
   workspaceId: string;
   keyId: string;
+  keyName: string;
   role: Role;
   features: readonly string[];
   defaultVersion: ApiVersion | null;
+  /** Set by the transport; absent on in-process calls (tests, tRPC createCaller), which are recorded as `trpc`/unknown. */
+  origin?: Origin;
 }
 
 /** Options every use case called on behalf of a caller takes. */

@@ -11,3 +11,6 @@ export * from "./notifications";
 export * from "./outbound-uploads";
 export * from "./webhook-deliveries";
 export * from "./sftp-pickups";
+export * from "./audit-events";
+export * from "./idempotency-keys";
+export * from "./rate-limit-windows";

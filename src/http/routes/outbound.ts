@@ -4,11 +4,13 @@ import type { ServiceContext } from "../../services/context";
 import * as outbound from "../../services/outbound";
 import { isJsonContentType, readJsonBody } from "../body";
 import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
+import { acceptsIdempotencyKey, digestOf, idempotencyOf, ownBodyReplay } from "../idempotency";
 import { describe, type RouteDescription } from "../openapi";
 
 const PART_ROUTE = "/outbound/uploads/:uploadId/parts/:partNumber";
 // A part has its own size limit (OUTBOUND_MAX_PART_BYTES), read only once the session and part number are accepted.
 readsOwnBody("PUT", PART_ROUTE);
+acceptsIdempotencyKey(PART_ROUTE);
 
 export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
   const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Outbound uploads"] });
@@ -40,13 +42,22 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
     })
     .put(
       PART_ROUTE,
-      ({ call, params, request }) =>
-        outbound.putOutboundPart(svc, {
-          ...call,
-          uploadId: params.uploadId,
-          partNumber: params.partNumber,
-          rows: () => readPartBody(request, svc.settings.outboundMaxPartBytes),
-        }),
+      async ({ call, params, request, set }) => {
+        const idem = idempotencyOf(request);
+        const read = async () => {
+          const rows = await readPartBody(request, svc.settings.outboundMaxPartBytes);
+          if (idem) idem.fingerprint = digestOf(rows, `${idem.method} ${idem.path}\n`);
+          return rows;
+        };
+        if (idem?.replay) {
+          await read();
+          const answer = ownBodyReplay(idem, idem.fingerprint as string);
+          set.status = answer.status;
+          set.headers["idempotent-replayed"] = "true";
+          return answer.body as never;
+        }
+        return outbound.putOutboundPart(svc, { ...call, uploadId: params.uploadId, partNumber: params.partNumber, rows: read });
+      },
       {
         parse: "none",
         detail: doc({

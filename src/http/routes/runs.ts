@@ -7,6 +7,8 @@ import { AppError } from "../../domain/errors";
 import type { ServiceContext } from "../../services/context";
 import * as runs from "../../services/runs";
 import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
+import { declaredBytes } from "../guard";
+import { digestStream, hashing, idempotencyOf, ownBodyReplay } from "../idempotency";
 import { describe, type RouteDescription } from "../openapi";
 import { pagedList } from "./lists";
 
@@ -80,8 +82,16 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
       })
       .post(
         UPLOAD_ROUTE,
-        async ({ call, params, request }) => {
+        async ({ call, params, request, set }) => {
           const maxBytes = svc.settings.maxUploadBytes;
+          const idem = idempotencyOf(request);
+          if (idem?.replay) {
+            // The same Idempotency-Key: the file is read (not stored) and compared with the first one's.
+            const answer = ownBodyReplay(idem, await receiveFile(request, maxBytes, (file) => digestStream(idem, file.body)));
+            set.status = answer.status;
+            set.headers["idempotent-replayed"] = "true";
+            return answer.body as never;
+          }
           // Refused before a byte of the body is read.
           await runs.pipelineForFiles(svc, { workspaceId: call.actor.workspaceId, pipelineId: params.id, source: "upload" });
           const run = await receiveFile(request, maxBytes, (file) =>
@@ -90,12 +100,15 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
               pipelineId: params.id,
               filename: file.filename,
               mimetype: file.mimetype,
-              body: file.body,
+              body: idem ? hashing(idem, file.body) : file.body,
               source: "upload",
               maxBytes,
               expectedBytes: file.declaredBytes,
+              by: call.actor,
             }),
           );
+          // A streamed upload without content-length was not charged on admission: its size counts against the key's byte budget now.
+          if (declaredBytes(request) === 0) svc.rateLimits.chargeBytes(call.actor.keyId, run.row.size);
           return runs.presentRun(run, call.version);
         },
         {

@@ -4,6 +4,7 @@ import { loadConnection } from "./record";
 import { connectionConflict, nextConnectionRow } from "./save";
 import { connectionInput, CreateConnectionInput } from "./shapes";
 import type { ConnectionRecord } from "./record";
+import { fieldsOf, recordAudit } from "../audit";
 
 export async function createConnection(
   ctx: ServiceContext,
@@ -17,6 +18,7 @@ export async function createConnection(
       const row = await nextConnectionRow(ctx, w, { workspaceId, current: null, input });
       attempted = row;
       await w.insert(ctx.db.t.connections).values(row);
+      await recordAudit(ctx, w, opts.actor, { workspaceId, action: "connection.create", resourceType: "connection", resourceId: row.id, fields: fieldsOf(input) });
       return loadConnection(ctx, { workspaceId, id: row.id }, w);
     })
     .catch((e) => connectionConflict(e, attempted));

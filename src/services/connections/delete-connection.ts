@@ -3,6 +3,7 @@ import { AppError } from "../../domain/errors";
 import type { CallOptions, ServiceContext } from "../context";
 import { loadConnection } from "./record";
 import { dropServerIfUnused } from "./save";
+import { recordAudit } from "../audit";
 
 /** Refused with 409 while pipelines are bound to the connection: deleting it would orphan them. */
 export async function deleteConnection(
@@ -26,6 +27,7 @@ export async function deleteConnection(
       );
     }
     await w.delete(c).where(eq(c.id, opts.id));
+    await recordAudit(ctx, w, opts.actor, { workspaceId, action: "connection.delete", resourceType: "connection", resourceId: opts.id });
     await dropServerIfUnused(ctx, w, current.row.sftpServerId);
     return { id: opts.id, deleted: true as const };
   });

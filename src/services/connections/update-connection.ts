@@ -4,6 +4,7 @@ import type { CallOptions, ServiceContext } from "../context";
 import { type ConnectionRecord, loadConnection } from "./record";
 import { connectionConflict, dropServerIfUnused, nextConnectionRow } from "./save";
 import { connectionInput, UpdateConnectionInput } from "./shapes";
+import { fieldsOf, recordAudit } from "../audit";
 
 /** Partial update: members left out keep their value, `null` clears one, `name` is required. */
 export async function updateConnection(
@@ -20,6 +21,7 @@ export async function updateConnection(
       const row = await nextConnectionRow(ctx, w, { workspaceId, current, input });
       attempted = row;
       await w.update(c).set(row).where(eq(c.id, row.id));
+      await recordAudit(ctx, w, opts.actor, { workspaceId, action: "connection.update", resourceType: "connection", resourceId: row.id, fields: fieldsOf(input) });
       if (current.row.sftpServerId !== row.sftpServerId) await dropServerIfUnused(ctx, w, current.row.sftpServerId);
       return loadConnection(ctx, { workspaceId, id: row.id }, w);
     })

@@ -5,6 +5,7 @@ import { isInside } from "../spaces";
 import { removeFolder, removeObject } from "./delete-document";
 import { type BulkDeleteItem, BulkDeleteInput, type BulkDeleteResult } from "./shapes";
 import { clientPath, guardProtected, keepFolder, kindAt, openSpace, parentOf } from "./space";
+import { recordStoreChange } from "../audit";
 
 /**
  * Deletes each listed object or folder (a folder with everything in it),
@@ -41,5 +42,6 @@ export async function bulkDelete(ctx: ServiceContext, opts: CallOptions & { inpu
   const gone = results.filter((r) => r.kind === "folder").map((r) => r.path);
   for (const parent of parents) if (!gone.some((folder) => isInside(parent, folder))) await keepFolder(ctx, space, parent);
   const deleted = results.filter((r) => r.deleted).length;
+  for (const r of results) if (r.deleted) await recordStoreChange(ctx, opts.actor, { workspaceId: space.workspaceId, action: "document.delete", resourceType: "document", resourceId: `${space.connectionId}:${r.path}`, fields: [] });
   return { results, deleted, failed: results.length - deleted };
 }

@@ -4,6 +4,7 @@ import type { CallOptions, ServiceContext } from "../context";
 import { presentObject } from "./present";
 import { AbortUploadInput, CompleteUploadInput, type DocumentObject } from "./shapes";
 import { assertNoClash, clientPath, guardProtected, objectKey, openSpace } from "./space";
+import { recordStoreChange } from "../audit";
 
 /**
  * Completes a multipart upload: the parts listed (ascending, with the ETags
@@ -19,6 +20,7 @@ export async function completeUpload(ctx: ServiceContext, opts: CallOptions & { 
   guardProtected(space, path, "path", input.force);
   await assertNoClash(ctx, space, path, "path", "object");
   const info = await ctx.storage.completeMultipart({ uploadId: input.uploadId, key: objectKey(space, path) }, input.parts);
+  await recordStoreChange(ctx, opts.actor, { workspaceId: space.workspaceId, action: "document.upload", resourceType: "document", resourceId: `${space.connectionId}:${path}`, fields: ["parts"] });
   return presentObject(space, path, info);
 }
 

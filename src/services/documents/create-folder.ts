@@ -2,6 +2,7 @@ import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { CreateFolderInput, type DocumentFolder } from "./shapes";
 import { assertNoClash, clientPath, folderExists, guardProtected, isProtected, markerKey, openSpace } from "./space";
+import { recordStoreChange } from "../audit";
 
 /**
  * Makes a folder (and its parents, which exist through it). An existing
@@ -16,5 +17,6 @@ export async function createFolder(ctx: ServiceContext, opts: CallOptions & { in
   await assertNoClash(ctx, space, path, "path", "folder");
   if (await folderExists(ctx, space, path)) return { path, created: false, protected: isProtected(space, path) };
   await ctx.storage.put(markerKey(space, path), new Uint8Array(0), { contentType: "application/x-directory" });
+  await recordStoreChange(ctx, opts.actor, { workspaceId: space.workspaceId, action: "document.createFolder", resourceType: "document", resourceId: `${space.connectionId}:${path}`, fields: ["path"] });
   return { path, created: true, protected: isProtected(space, path) };
 }

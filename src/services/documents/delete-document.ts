@@ -3,6 +3,7 @@ import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { DeleteDocumentInput, type DeleteDocumentResult } from "./shapes";
 import { clientPath, folderKey, guardProtected, keepFolder, objectExists, objectKey, openSpace, parentOf, type Space } from "./space";
+import { recordStoreChange } from "../audit";
 
 /** Deletes one object (404 when there is none); its folder stays. */
 export async function deleteDocument(ctx: ServiceContext, opts: CallOptions & { input: DeleteDocumentInput }): Promise<DeleteDocumentResult> {
@@ -11,7 +12,9 @@ export async function deleteDocument(ctx: ServiceContext, opts: CallOptions & { 
   const space = await openSpace(ctx, opts.actor, input.connectionId);
   guardProtected(space, path, "path", input.force);
   if (!(await objectExists(ctx, space, path))) throw notFound("object", path);
-  return removeObject(ctx, space, path);
+  const removed = await removeObject(ctx, space, path);
+  await recordStoreChange(ctx, opts.actor, { workspaceId: space.workspaceId, action: "document.delete", resourceType: "document", resourceId: `${space.connectionId}:${path}`, fields: [] });
+  return removed;
 }
 
 /** Deletes a folder and everything in it (404 when there is no such folder); its parent stays. */
@@ -22,6 +25,7 @@ export async function deleteFolder(ctx: ServiceContext, opts: CallOptions & { in
   guardProtected(space, path, "path", input.force);
   const result = await removeFolder(ctx, space, path);
   if (result.objects === 0) throw notFound("folder", path);
+  await recordStoreChange(ctx, opts.actor, { workspaceId: space.workspaceId, action: "document.deleteFolder", resourceType: "document", resourceId: `${space.connectionId}:${path}`, fields: [] });
   return result;
 }
 

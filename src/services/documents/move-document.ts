@@ -17,6 +17,7 @@ import {
   parentOf,
   type Space,
 } from "./space";
+import { recordStoreChange } from "../audit";
 
 /**
  * Moves an object or a folder (with everything in it) to a new path, which
@@ -32,7 +33,9 @@ export async function moveDocument(ctx: ServiceContext, opts: CallOptions & { in
   const from = clientPath(input.from, "from", { root: false });
   const to = clientPath(input.to, "to", { root: false });
   const space = await openSpace(ctx, opts.actor, input.connectionId);
-  return move(ctx, space, { from, to, force: input.force, fromField: "from", toField: "to" });
+  const moved = await move(ctx, space, { from, to, force: input.force, fromField: "from", toField: "to" });
+  await recordStoreChange(ctx, opts.actor, { workspaceId: space.workspaceId, action: "document.move", resourceType: "document", resourceId: `${space.connectionId}:${from}`, fields: ["to"] });
+  return moved;
 }
 
 /** A move within the same folder: `name` is the new last segment. */
@@ -43,7 +46,9 @@ export async function renameDocument(ctx: ServiceContext, opts: CallOptions & { 
   const parent = parentOf(from);
   const to = clientPath(parent === "" ? name : `${parent}/${name}`, "name");
   const space = await openSpace(ctx, opts.actor, input.connectionId);
-  return move(ctx, space, { from, to, force: input.force, fromField: "path", toField: "name" });
+  const moved = await move(ctx, space, { from, to, force: input.force, fromField: "path", toField: "name" });
+  await recordStoreChange(ctx, opts.actor, { workspaceId: space.workspaceId, action: "document.rename", resourceType: "document", resourceId: `${space.connectionId}:${from}`, fields: ["name"] });
+  return moved;
 }
 
 async function move(

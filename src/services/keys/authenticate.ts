@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { AppError } from "../../domain/errors";
 import { isApiVersion } from "../../domain/versions";
-import type { Actor, Role, ServiceContext } from "../context";
+import type { Actor, Origin, Role, ServiceContext } from "../context";
 import { type CachedKey, keyCacheOf } from "./cache";
 import { parseToken, secretMatches } from "./token";
 
@@ -14,6 +14,7 @@ function lookupKey(ctx: ServiceContext, lookup: string): Promise<CachedKey[]> {
     r
       .select({
         id: k.id,
+        name: k.name,
         secretHash: k.secretHash,
         role: k.role,
         revokedAt: k.revokedAt,
@@ -34,7 +35,7 @@ function lookupKey(ctx: ServiceContext, lookup: string): Promise<CachedKey[]> {
  * a revoked key is refused by every instance within a second); the secret is
  * checked against the stored digest on every call either way.
  */
-export async function authenticate(ctx: ServiceContext, opts: { apiKey: string | null | undefined }): Promise<Actor> {
+export async function authenticate(ctx: ServiceContext, opts: { apiKey: string | null | undefined; origin?: Origin }): Promise<Actor> {
   if (!opts.apiKey) throw new AppError("unauthorized", "x-api-key: header is required");
   const parsed = parseToken(opts.apiKey.trim());
   if (!parsed) throw new AppError("unauthorized", "x-api-key: not a valid API key");
@@ -66,8 +67,10 @@ export async function authenticate(ctx: ServiceContext, opts: { apiKey: string |
   return {
     workspaceId: row.workspaceId,
     keyId: row.id,
+    keyName: row.name,
     role: row.role as Role,
     features: row.features,
     defaultVersion: row.defaultVersion && isApiVersion(row.defaultVersion) ? row.defaultVersion : null,
+    origin: opts.origin,
   };
 }

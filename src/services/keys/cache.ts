@@ -27,6 +27,7 @@ export { EXTERNAL_CHECK_MS };
 /** A key's row with its workspace's settings: everything authentication reads. */
 export interface CachedKey {
   id: string;
+  name: string;
   secretHash: string;
   /** `secretHash` decoded, once per cached row. */
   secretDigest?: Uint8Array;

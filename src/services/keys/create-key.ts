@@ -6,13 +6,17 @@ import { parseInput } from "../../domain/validation";
 import type { ServiceContext } from "../context";
 import { CreateKeyInput, type CreatedKey } from "./shapes";
 import { newToken } from "./token";
+import { type ChangedBy, recordAudit } from "../audit";
 
-export async function createKey(ctx: ServiceContext, raw: CreateKeyInput): Promise<CreatedKey> {
+/** Keys are made by the admin CLI (`by` defaults to it). */
+export async function createKey(ctx: ServiceContext, raw: CreateKeyInput, by: ChangedBy = "cli"): Promise<CreatedKey> {
   const input = parseInput(CreateKeyInput, raw);
   return ctx.db.tx(async (w) => {
     const [ws] = await w.select({ id: ctx.db.t.workspaces.id }).from(ctx.db.t.workspaces).where(eq(ctx.db.t.workspaces.id, input.workspaceId));
     if (!ws) throw notFound("workspace", input.workspaceId);
-    return insertKey(ctx, w, input);
+    const key = await insertKey(ctx, w, input);
+    await recordAudit(ctx, w, by, { workspaceId: key.workspaceId, action: "apiKey.create", resourceType: "apiKey", resourceId: key.id, fields: ["name", "role"] });
+    return key;
   });
 }
 

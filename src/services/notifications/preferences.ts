@@ -6,6 +6,7 @@ import { loadConnection } from "../connections/record";
 import type { CallOptions, ServiceContext } from "../context";
 import type { PreferenceRow } from "./record";
 import { PREFERENCE_READ_ONLY, PutNotificationPreferencesInput } from "./shapes";
+import { recordAudit } from "../audit";
 
 async function preferencesOf(ctx: ServiceContext, connectionId: string, r: Reader): Promise<PreferenceRow[]> {
   const p = ctx.db.t.notificationPreferences;
@@ -54,6 +55,13 @@ export async function putNotificationPreferences(
     await loadConnection(ctx, { workspaceId: opts.actor.workspaceId, id: opts.clientId }, w);
     const input = parseInput(PutNotificationPreferencesInput, prepare(opts.input));
     const now = ctx.clock.now();
+    await recordAudit(ctx, w, opts.actor, {
+      workspaceId: opts.actor.workspaceId,
+      action: "notificationPreferences.update",
+      resourceType: "connection",
+      resourceId: opts.clientId,
+      fields: [...new Set(input.preferences.map((i) => `${i.eventType}/${i.channel}`))].sort(),
+    });
     for (const item of input.preferences) {
       const set: Partial<PreferenceRow> = { isEnabled: item.isEnabled, updatedAt: now };
       if (item.isEnabled) set.recipients = item.recipients ?? [];

@@ -2,10 +2,11 @@ import { and, eq, ne } from "drizzle-orm";
 import { AppError } from "../../domain/errors";
 import { parseInput } from "../../domain/validation";
 import type { OutputFormat } from "../../engine/types";
-import type { CallOptions, ServiceContext } from "../context";
+import type { Actor, CallOptions, ServiceContext } from "../context";
 import { startRun } from "../runs/start-run";
 import { assertOpen, loadParts, loadUpload, type PartRow, partKey, partsPrefix, type UploadRow } from "./record";
 import { CompleteOutboundUploadInput, type OutboundUploadCompleted } from "./shapes";
+import { recordAudit } from "../audit";
 
 const invalid = (message: string) => new AppError("invalid_input", message);
 
@@ -63,7 +64,7 @@ export async function completeOutboundUpload(
       rows: parts.reduce((sum, x) => sum + x.rowCount, 0),
     },
   });
-  await end(ctx, upload, { status: "completed", runId: run.row.id });
+  await end(ctx, upload, { status: "completed", runId: run.row.id }, opts.actor);
   await purgeParts(ctx, upload);
   return answer(await loadUpload(ctx, { workspaceId, id: upload.id }));
 }
@@ -140,15 +141,21 @@ async function* combineParts(ctx: ServiceContext, upload: UploadRow, parts: Part
  * already being started: the run stands, so the session is completed). A
  * completed session is never changed again.
  */
-async function end(ctx: ServiceContext, upload: UploadRow, to: { status: "completed"; runId: string } | { status: "failed"; errorMessage: string }) {
+async function end(
+  ctx: ServiceContext,
+  upload: UploadRow,
+  to: { status: "completed"; runId: string } | { status: "failed"; errorMessage: string },
+  by?: Actor,
+) {
   const u = ctx.db.t.outboundUploads;
   const now = ctx.clock.now();
-  await ctx.db.tx((w) =>
-    w
+  await ctx.db.tx(async (w) => {
+    await w
       .update(u)
       .set({ ...to, endedAt: now, updatedAt: now })
-      .where(and(eq(u.id, upload.id), ne(u.status, "completed"))),
-  );
+      .where(and(eq(u.id, upload.id), ne(u.status, "completed")));
+    if (by) await recordAudit(ctx, w, by, { workspaceId: upload.workspaceId, action: "outboundUpload.complete", resourceType: "outboundUpload", resourceId: upload.id, fields: ["status"] });
+  });
 }
 
 /** Deletes the parts' objects; a failure is logged, and the expiry job's clean-up deletes them later. */

@@ -7,6 +7,7 @@ import type { CallOptions, ServiceContext } from "../context";
 import { checkFileName, defaultDeliveredName, formatOfName, withFormatExtension } from "../delivery/names";
 import type { UploadRow } from "./record";
 import { CreateOutboundUploadInput, type OutboundUploadCreated } from "./shapes";
+import { fieldsOf, recordAudit } from "../audit";
 
 const invalid = (message: string) => new AppError("invalid_input", message);
 
@@ -78,6 +79,9 @@ export async function createOutboundUpload(ctx: ServiceContext, opts: CallOption
     createdAt: now,
     updatedAt: now,
   };
-  await ctx.db.tx((w) => w.insert(ctx.db.t.outboundUploads).values(row));
+  await ctx.db.tx(async (w) => {
+    await w.insert(ctx.db.t.outboundUploads).values(row);
+    await recordAudit(ctx, w, opts.actor, { workspaceId: row.workspaceId, action: "outboundUpload.create", resourceType: "outboundUpload", resourceId: id, fields: fieldsOf(opts.input) });
+  });
   return { uploadId: id, status: "initiated", totalParts: row.totalParts, filename, outputFilename, outputFormat, expiresAt: row.expiresAt };
 }

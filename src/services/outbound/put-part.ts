@@ -3,6 +3,7 @@ import { AppError } from "../../domain/errors";
 import type { CallOptions, ServiceContext } from "../context";
 import { assertOpen, loadUpload, type PartRow, partKey, presentPart } from "./record";
 import type { OutboundPartReceived } from "./shapes";
+import { recordAudit } from "../audit";
 
 /** The part's rows: a value (GraphQL, tRPC), or a reader called only once the session and part number are accepted (REST's body). */
 export type PartRows = unknown | (() => Promise<unknown>);
@@ -51,6 +52,7 @@ export async function putOutboundPart(
         .values(part)
         .onConflictDoUpdate({ target: [p.uploadId, p.partNumber], set: { rowCount, size: info.size, etag: info.etag, receivedAt: now } });
       await w.update(u).set({ updatedAt: now }).where(eq(u.id, upload.id));
+      await recordAudit(ctx, w, opts.actor, { workspaceId, action: "outboundUpload.putPart", resourceType: "outboundUpload", resourceId: upload.id, fields: [`parts/${partNumber}`] });
       const partsReceived = await w.$count(p, eq(p.uploadId, upload.id));
       return { uploadId: upload.id, totalParts: upload.totalParts, partsReceived, ...presentPart(part) };
     });

@@ -4,6 +4,7 @@ import type { CallOptions, ServiceContext } from "../context";
 import { linkWebhooks, loadPipeline, type PipelineRecord, type PipelineRow, pipelineConflict } from "./record";
 import { checkMappingGate, checkReferences } from "./references";
 import { CreatePipelineInput, PIPELINE_READ_ONLY } from "./shapes";
+import { fieldsOf, recordAudit } from "../audit";
 
 export async function createPipeline(
   ctx: ServiceContext,
@@ -30,6 +31,7 @@ export async function createPipeline(
     .tx(async (w) => {
       await checkReferences(ctx, w, { workspaceId, ...input, webhookIds });
       await w.insert(ctx.db.t.pipelines).values(row);
+      await recordAudit(ctx, w, opts.actor, { workspaceId, action: "pipeline.create", resourceType: "pipeline", resourceId: row.id, fields: fieldsOf(input) });
       // Without webhooks the record is the row as inserted: nothing to read back (a round trip on Postgres).
       if (webhookIds.length === 0) return { row, webhooks: [] };
       await linkWebhooks(ctx, w, row, webhookIds, { created: true });

@@ -4,6 +4,7 @@ import type { CallOptions, ServiceContext } from "../context";
 import { linkWebhooks, loadPipeline, loadPipelineRow, type PipelineRecord, type PipelineRow, pipelineConflict } from "./record";
 import { checkMappingGate, checkReferences } from "./references";
 import { type Direction, PIPELINE_READ_ONLY, UpdatePipelineInput } from "./shapes";
+import { fieldsOf, recordAudit } from "../audit";
 
 /**
  * Partial update: members left out keep their value, and so do the members
@@ -46,6 +47,7 @@ export async function updatePipeline(
         direction: next.direction as Direction,
       });
       await w.update(p).set(next).where(eq(p.id, cur.id));
+      await recordAudit(ctx, w, opts.actor, { workspaceId, action: "pipeline.update", resourceType: "pipeline", resourceId: cur.id, fields: fieldsOf(input) });
       if (webhookIds) await linkWebhooks(ctx, w, next, webhookIds);
       return loadPipeline(ctx, { workspaceId, id: cur.id }, w);
     })

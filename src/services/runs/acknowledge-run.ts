@@ -5,6 +5,7 @@ import type { CallOptions, ServiceContext } from "../context";
 import { enqueueRunEvent } from "../run-events";
 import { loadRun, publishStatus, type RunRecord } from "./record";
 import { AcknowledgeRunInput } from "./shapes";
+import { recordAudit } from "../audit";
 
 /**
  * Any run may be acknowledged, whatever its status (the spec's only client
@@ -31,7 +32,10 @@ export async function acknowledgeRun(
         .set({ status: "acknowledged", updatedAt: ctx.clock.now() })
         .where(and(eq(run.id, cur.row.id), eq(run.workspaceId, workspaceId), eq(run.status, previous)))
         .returning({ id: run.id });
-      if (m.length > 0) await enqueueRunEvent(ctx, w, cur.row, "acknowledged", previous);
+      if (m.length > 0) {
+        await enqueueRunEvent(ctx, w, cur.row, "acknowledged", previous);
+        await recordAudit(ctx, w, opts.actor, { workspaceId, action: "run.acknowledge", resourceType: "run", resourceId: cur.row.id, fields: ["status"] });
+      }
       return m;
     });
     if (moved.length > 0) {

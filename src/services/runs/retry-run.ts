@@ -4,6 +4,7 @@ import type { CallOptions, ServiceContext } from "../context";
 import type { RunMetadata } from "../../domain/runs";
 import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "./record";
 import type { ProcessRunPayload } from "./shapes";
+import { recordAudit } from "../audit";
 
 /**
  * A failed run is processed again: a new attempt of the same run (same id,
@@ -33,6 +34,7 @@ export async function retryRun(ctx: ServiceContext, opts: CallOptions & { id: st
     if (rows.length === 0) return false;
     const payload: ProcessRunPayload = { runId: cur.row.id, attempt };
     await ctx.queue.enqueue(w, { name: RUN_JOB, payload, key: runJobKey(cur.row.id, attempt), maxAttempts: RUN_JOB_ATTEMPTS });
+    await recordAudit(ctx, w, opts.actor, { workspaceId, action: "run.retry", resourceType: "run", resourceId: cur.row.id });
     return true;
   });
   if (!moved) {

@@ -16,7 +16,7 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
  * (midnight UTC). `end` makes a date alone mean the end of that day, so that
  * `to=2026-05-31` includes the 31st.
  */
-const QueryTime = (end: boolean) =>
+export const QueryTime = (end: boolean) =>
   z
     .string()
     .max(40, "must be an ISO 8601 date or date-time")

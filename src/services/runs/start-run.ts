@@ -7,7 +7,7 @@ import { newId } from "../../domain/ids";
 import { currentRequestId } from "../../domain/request-context";
 import type { RunSource } from "../../domain/runs";
 import { transferred } from "../../sftp/memory";
-import type { ServiceContext } from "../context";
+import type { Actor, ServiceContext } from "../context";
 import { streamed } from "../shared/streamed";
 import type { Speculation } from "../../engine/types";
 import type { PipelineRow } from "../pipelines/record";
@@ -15,6 +15,7 @@ import { engineRequest, type RunForEngine, schemaForEngine } from "./engine-requ
 import { pipelineForFiles } from "./pipeline-for-files";
 import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "./record";
 import type { ProcessRunPayload } from "./shapes";
+import { recordAudit } from "../audit";
 
 /** Uploads at least this large are followed by a full collection. */
 const COLLECT_AFTER_BYTES = 32 * 1024 * 1024;
@@ -41,6 +42,8 @@ export interface StartRunOptions {
   expectedBytes?: number;
   /** Facts about the arrival kept in the run's metadata (e.g. the e-mail sender). */
   metadata?: Record<string, unknown>;
+  /** The caller, when a key started the run (an upload): the audit log records it. Doors without a caller record nothing. */
+  by?: Actor;
 }
 
 /**
@@ -127,6 +130,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     await ctx.db.tx(async (w) => {
       await w.insert(ctx.db.t.pipelineRuns).values(row);
       await ctx.queue.enqueue(w, { name: RUN_JOB, payload, key: runJobKey(id, 1), maxAttempts: RUN_JOB_ATTEMPTS });
+      if (opts.by) await recordAudit(ctx, w, opts.by, { workspaceId, action: "run.create", resourceType: "run", resourceId: id, fields: ["file"] });
     });
   } catch (e) {
     early?.cancel(e instanceof Error ? e : new Error(String(e)));

@@ -4,6 +4,7 @@ import type { CallOptions, ServiceContext } from "../context";
 import { checkDefinition } from "./definition";
 import { type SchemaRow, schemaConflict } from "./record";
 import { CreateSchemaInput, SCHEMA_READ_ONLY } from "./shapes";
+import { fieldsOf, recordAudit } from "../audit";
 
 export async function createSchema(ctx: ServiceContext, opts: CallOptions & { input: CreateSchemaInput }): Promise<SchemaRow> {
   const input = parseInput(CreateSchemaInput, withoutReadOnly(opts.input, SCHEMA_READ_ONLY));
@@ -18,6 +19,11 @@ export async function createSchema(ctx: ServiceContext, opts: CallOptions & { in
     createdAt: now,
     updatedAt: now,
   };
-  await ctx.db.tx((w) => w.insert(ctx.db.t.schemas).values(row)).catch((e) => schemaConflict(e, row.name));
+  await ctx.db
+    .tx(async (w) => {
+      await w.insert(ctx.db.t.schemas).values(row);
+      await recordAudit(ctx, w, opts.actor, { workspaceId: row.workspaceId, action: "schema.create", resourceType: "schema", resourceId: row.id, fields: fieldsOf(input) });
+    })
+    .catch((e) => schemaConflict(e, row.name));
   return row;
 }

@@ -2,6 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { AppError } from "../../domain/errors";
 import type { CallOptions, ServiceContext } from "../context";
 import { loadSchema } from "./record";
+import { recordAudit } from "../audit";
 
 /** Refused with 409 while pipelines use the schema. */
 export async function deleteSchema(ctx: ServiceContext, opts: CallOptions & { id: string }): Promise<{ id: string; deleted: true }> {
@@ -18,6 +19,7 @@ export async function deleteSchema(ctx: ServiceContext, opts: CallOptions & { id
       );
     }
     await w.delete(s).where(eq(s.id, opts.id));
+    await recordAudit(ctx, w, opts.actor, { workspaceId, action: "schema.delete", resourceType: "schema", resourceId: opts.id });
     return { id: opts.id, deleted: true as const };
   });
 }

@@ -4,6 +4,7 @@ import type { CallOptions, ServiceContext } from "../context";
 import { checkDefinition } from "./definition";
 import { loadSchema, type SchemaRow, schemaConflict } from "./record";
 import { UpdateSchemaInput, SCHEMA_READ_ONLY } from "./shapes";
+import { fieldsOf, recordAudit } from "../audit";
 
 export async function updateSchema(
   ctx: ServiceContext,
@@ -25,6 +26,7 @@ export async function updateSchema(
       };
       name = next.name;
       await w.update(s).set(next).where(eq(s.id, cur.id));
+      await recordAudit(ctx, w, opts.actor, { workspaceId: cur.workspaceId, action: "schema.update", resourceType: "schema", resourceId: cur.id, fields: fieldsOf(input) });
       return next;
     })
     .catch((e) => schemaConflict(e, name));

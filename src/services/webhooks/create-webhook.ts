@@ -6,6 +6,7 @@ import { RUN_EVENT_TYPES } from "../run-events";
 import { presentWebhook, type WebhookRow } from "./record";
 import { CreateWebhookInput, type CreatedWebhook, WEBHOOK_READ_ONLY, type WebhookKind } from "./shapes";
 import { checkTargetOnSave } from "./targets";
+import { type ChangedBy, fieldsOf, recordAudit } from "../audit";
 
 /** Standard Webhooks secret format: `whsec_` + base64 of the key bytes. */
 export function newSigningSecret(): string {
@@ -16,6 +17,8 @@ export async function createWebhook(ctx: ServiceContext, opts: CallOptions & { i
   const input = parseInput(CreateWebhookInput, withoutReadOnly(opts.input, WEBHOOK_READ_ONLY));
   await checkTargetOnSave(ctx, input.url, "url");
   return insertWebhook(ctx, {
+    by: opts.actor,
+    fields: fieldsOf(input),
     workspaceId: opts.actor.workspaceId,
     kind: "WEBHOOK",
     name: input.name,
@@ -29,7 +32,7 @@ export async function createWebhook(ctx: ServiceContext, opts: CallOptions & { i
 /** Stores a webhook of either kind with a new signing secret, and answers the secret this once. */
 export async function insertWebhook(
   ctx: ServiceContext,
-  opts: { workspaceId: string; kind: WebhookKind; name: string; url: string; isActive: boolean; eventTypes?: string[]; description?: string | null },
+  opts: { by: ChangedBy; fields: string[]; workspaceId: string; kind: WebhookKind; name: string; url: string; isActive: boolean; eventTypes?: string[]; description?: string | null },
 ): Promise<CreatedWebhook> {
   const secret = newSigningSecret();
   const now = ctx.clock.now();
@@ -46,6 +49,10 @@ export async function insertWebhook(
     createdAt: now,
     updatedAt: now,
   };
-  await ctx.db.tx((w) => w.insert(ctx.db.t.webhooks).values(row));
+  await ctx.db.tx(async (w) => {
+    await w.insert(ctx.db.t.webhooks).values(row);
+    const action = opts.kind === "WEBHOOK" ? "webhook.create" : "webhook.subscribe";
+    await recordAudit(ctx, w, opts.by, { workspaceId: row.workspaceId, action, resourceType: "webhook", resourceId: row.id, fields: opts.fields });
+  });
   return { ...presentWebhook(row), secret };
 }

@@ -3,6 +3,7 @@ import { AppError } from "../../domain/errors";
 import type { CallOptions, ServiceContext } from "../context";
 import { type DeliveryRow, loadDelivery, loadEvent, recordAttempt } from "./deliveries";
 import { sendAttempt } from "./send-attempt";
+import { recordAudit } from "../audit";
 
 /**
  * Sends a delivery's event again, now, to its webhook as it is now (URL and
@@ -28,6 +29,7 @@ export async function redeliver(ctx: ServiceContext, opts: CallOptions & { id: s
   return ctx.db.tx(async (w) => {
     const row = await recordAttempt(ctx, w, { event, webhookId: hook.id, url: hook.url, trigger: "manual", outcome: result, nextAttemptAt: null });
     if (unsubscribe) await w.delete(wh).where(and(eq(wh.id, hook.id), eq(wh.kind, "PIPELINE_RUN_EVENT")));
+    await recordAudit(ctx, w, opts.actor, { workspaceId, action: "webhookDelivery.redeliver", resourceType: "webhookDelivery", resourceId: original.id });
     return row;
   });
 }

@@ -3,6 +3,7 @@ import type { CallOptions, ServiceContext } from "../context";
 import { newSigningSecret } from "./create-webhook";
 import { loadWebhook, presentWebhook } from "./record";
 import type { CreatedWebhook } from "./shapes";
+import { recordAudit } from "../audit";
 
 /**
  * Replaces the signing secret and answers the new one, once. The old secret
@@ -16,6 +17,7 @@ export async function rotateWebhookSecret(ctx: ServiceContext, opts: CallOptions
     const cur = await loadWebhook(ctx, { workspaceId: opts.actor.workspaceId, id: opts.id }, w);
     const next = { ...cur, secretEnc: ctx.secrets.seal(secret), updatedAt: ctx.clock.now() };
     await w.update(wh).set({ secretEnc: next.secretEnc, updatedAt: next.updatedAt }).where(eq(wh.id, cur.id));
+    await recordAudit(ctx, w, opts.actor, { workspaceId: cur.workspaceId, action: "webhook.rotateSecret", resourceType: "webhook", resourceId: cur.id, fields: ["secret"] });
     return next;
   });
   return { ...presentWebhook(row), secret };

@@ -4,6 +4,7 @@ import type { CallOptions, ServiceContext } from "../context";
 import { insertWebhook } from "./create-webhook";
 import { type CreatedWebhook, SubscribeInput, targetUrlOf } from "./shapes";
 import { checkTargetOnSave } from "./targets";
+import { fieldsOf } from "../audit";
 
 /**
  * An automation platform (Zapier REST hooks and the like) subscribes a
@@ -20,6 +21,8 @@ export async function subscribe(ctx: ServiceContext, opts: CallOptions & { input
   if (!url) throw new AppError("invalid_input", "targetUrl: is required (also accepted as target_url, hookUrl, hook_url or url)");
   await checkTargetOnSave(ctx, url, "targetUrl");
   return insertWebhook(ctx, {
+    by: opts.actor,
+    fields: fieldsOf(input),
     workspaceId: opts.actor.workspaceId,
     kind: "PIPELINE_RUN_EVENT",
     name: input.name ?? `Automation subscription (${new URL(url).host})`,

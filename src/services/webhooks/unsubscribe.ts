@@ -3,6 +3,7 @@ import { AppError, notFound } from "../../domain/errors";
 import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { targetUrlOf, UnsubscribeInput, type UnsubscribeResult } from "./shapes";
+import { recordAudit } from "../audit";
 
 /**
  * Removes workspace-level PIPELINE_RUN_EVENT subscriptions: the one with the
@@ -31,6 +32,7 @@ export async function unsubscribe(ctx: ServiceContext, opts: CallOptions & { inp
     if (found.length === 0) throw notFound("subscription", input.id ?? url!);
     const ids = found.map((r) => r.id);
     await w.delete(wh).where(inArray(wh.id, ids));
+    for (const id of ids) await recordAudit(ctx, w, opts.actor, { workspaceId: opts.actor.workspaceId, action: "webhook.unsubscribe", resourceType: "webhook", resourceId: id });
     return { ids, deleted: true as const };
   });
 }

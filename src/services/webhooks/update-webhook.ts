@@ -4,6 +4,7 @@ import type { CallOptions, ServiceContext } from "../context";
 import { loadWebhook, type WebhookRow } from "./record";
 import { UpdateWebhookInput, WEBHOOK_READ_ONLY } from "./shapes";
 import { checkTargetOnSave } from "./targets";
+import { fieldsOf, recordAudit } from "../audit";
 
 /** Partial update: members left out keep their value. The signing secret never changes here (see rotateWebhookSecret). */
 export async function updateWebhook(ctx: ServiceContext, opts: CallOptions & { id: string; input: UpdateWebhookInput }): Promise<WebhookRow> {
@@ -23,6 +24,7 @@ export async function updateWebhook(ctx: ServiceContext, opts: CallOptions & { i
       updatedAt: ctx.clock.now(),
     };
     await w.update(wh).set(next).where(eq(wh.id, cur.id));
+    await recordAudit(ctx, w, opts.actor, { workspaceId: cur.workspaceId, action: "webhook.update", resourceType: "webhook", resourceId: cur.id, fields: fieldsOf(input) });
     return next;
   });
 }

@@ -7,6 +7,7 @@ import { insertKey } from "../keys/create-key";
 import type { CreatedKey } from "../keys/shapes";
 import { isFreeMailDomain } from "./free-mail";
 import { CreateWorkspaceInput, type WorkspaceView } from "./shapes";
+import { recordAudit } from "../audit";
 
 /** A workspace and its first admin key, in one transaction. */
 export async function createWorkspace(
@@ -36,6 +37,8 @@ export async function createWorkspace(
   return ctx.db.tx(async (w) => {
     await w.insert(ctx.db.t.workspaces).values(workspace);
     const key = await insertKey(ctx, w, { workspaceId: workspace.id, role: "admin", name: "first admin key" });
+    await recordAudit(ctx, w, "cli", { workspaceId: workspace.id, action: "workspace.create", resourceType: "workspace", resourceId: workspace.id, fields: ["name", "email"] });
+    await recordAudit(ctx, w, "cli", { workspaceId: workspace.id, action: "apiKey.create", resourceType: "apiKey", resourceId: key.id, fields: ["name", "role"] });
     return { workspace, key };
   });
 }

@@ -3,10 +3,12 @@ import { notFound } from "../../domain/errors";
 import { parseInput } from "../../domain/validation";
 import type { ServiceContext } from "../context";
 import { SetDefaultVersionInput, SetFeatureInput, type WorkspaceView } from "./shapes";
+import { type ChangedBy, recordAudit } from "../audit";
 
 async function update(
   ctx: ServiceContext,
   workspaceId: string,
+  audit: { action: string; fields: string[]; by: ChangedBy },
   change: (current: WorkspaceView) => Partial<WorkspaceView>,
 ): Promise<WorkspaceView> {
   const ws = ctx.db.t.workspaces;
@@ -15,6 +17,7 @@ async function update(
     if (!row) throw notFound("workspace", workspaceId);
     const next = { ...row, ...change(row), updatedAt: ctx.clock.now() };
     await w.update(ws).set(next).where(eq(ws.id, workspaceId));
+    await recordAudit(ctx, w, audit.by, { workspaceId, action: audit.action, resourceType: "workspace", resourceId: workspaceId, fields: audit.fields });
     return next;
   });
 }
@@ -22,9 +25,10 @@ async function update(
 export async function setFeature(
   ctx: ServiceContext,
   raw: { workspaceId: string; feature: string; enabled: boolean },
+  by: ChangedBy = "cli",
 ): Promise<WorkspaceView> {
   const input = parseInput(SetFeatureInput, raw);
-  return update(ctx, input.workspaceId, (cur) => {
+  return update(ctx, input.workspaceId, { action: input.enabled ? "workspace.enableFeature" : "workspace.disableFeature", fields: [`features/${input.feature}`], by }, (cur) => {
     const rest = cur.features.filter((f) => f !== input.feature);
     return { features: input.enabled ? [...rest, input.feature] : rest };
   });
@@ -34,7 +38,8 @@ export async function setFeature(
 export async function setDefaultVersion(
   ctx: ServiceContext,
   raw: { workspaceId: string; version: string | null },
+  by: ChangedBy = "cli",
 ): Promise<WorkspaceView> {
   const input = parseInput(SetDefaultVersionInput, raw);
-  return update(ctx, input.workspaceId, () => ({ defaultVersion: input.version }));
+  return update(ctx, input.workspaceId, { action: "workspace.setVersion", fields: ["defaultVersion"], by }, () => ({ defaultVersion: input.version }));
 }

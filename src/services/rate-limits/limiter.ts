@@ -1,0 +1,229 @@
+import { and, eq, lt, sql } from "drizzle-orm";
+import type { Database } from "../../../db/client";
+import type { Logger } from "../../logger";
+
+/** One budget: at most `quota` units (requests, bytes, failures) per fixed window. */
+export interface Budget {
+  /** The policy name in the RateLimit header fields. */
+  name: string;
+  quota: number;
+  windowMs: number;
+}
+
+export interface Verdict {
+  allowed: boolean;
+  /** Units left in this window after this call. */
+  remaining: number;
+  /** Whole seconds until the window ends (at least 1). */
+  resetSeconds: number;
+}
+
+interface Entry {
+  window: number;
+  /** Units counted by every instance, as last read from the database (in process: 0). */
+  known: number;
+  /** Units this instance counted since its last sync. */
+  pending: number;
+  /** Units of a sync under way (not yet known to be in the shared count). */
+  inFlight: number;
+  /** Bumped by each sync that sets `known`: a read that started before it is stale. */
+  generation: number;
+  /** Read since the last sync: the next sync refreshes `known` even with nothing pending. */
+  touched: boolean;
+  /** Postgres: a read of the shared count, while it is under way. */
+  loading: Promise<void> | null;
+  /** When `known` was last read from the database (performance.now()). */
+  syncedAt: number;
+}
+
+const PRUNE_EVERY = 4096;
+/** A shared count older than this many sync intervals is read again before the next decision. */
+const STALE_SYNCS = 4;
+
+/**
+ * Fixed-window counters (docs/decisions/rate-limits.md). In process, a Map.
+ * On Postgres each instance decides from the shared count it last read plus
+ * what it counted since, and adds its counts to the `rate_limit_windows` row
+ * every `syncMs` in one statement for all budgets it touched (reading the
+ * new totals back). A window's first call on an instance reads the shared
+ * count before deciding, and so does a call after the instance was idle for
+ * the key (no sync for four intervals); no other call waits on the database.
+ * Instances can together admit at most what they admit within one sync
+ * interval above the quota.
+ */
+export class RateLimiter {
+  private readonly entries = new Map<string, Entry>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private flushing: Promise<void> | null = null;
+  private calls = 0;
+  private lastDbPrune = 0;
+  private maxWindowMs = 0;
+
+  constructor(
+    private readonly opts: { db: Database | null; syncMs: number; now: () => number; log: Logger },
+  ) {}
+
+  /**
+   * Counts `cost` units against `subject` under `budget` when `need` units
+   * (default: the cost) fit; a refused call counts nothing.
+   */
+  take(budget: Budget, subject: string, cost: number, need = cost): Verdict | Promise<Verdict> {
+    const now = this.opts.now();
+    const window = Math.floor(now / budget.windowMs);
+    const id = `${budget.name}:${subject}`;
+    let e = this.entries.get(id);
+    if (!e || e.window !== window) {
+      if (++this.calls % PRUNE_EVERY === 0) this.prune(now);
+      e = { window, known: 0, pending: 0, inFlight: 0, generation: 0, touched: false, loading: null, syncedAt: Number.NEGATIVE_INFINITY };
+      this.entries.set(id, e);
+      if (budget.windowMs > this.maxWindowMs) this.maxWindowMs = budget.windowMs;
+    }
+    // A count not synced for a while (this instance was idle for the key) is read again before deciding; a busy key is synced by the batches.
+    if (this.opts.db && !e.loading && e.pending === 0 && e.inFlight === 0 && performance.now() - e.syncedAt > STALE_SYNCS * this.opts.syncMs) {
+      e.loading = this.load(id, e, window * budget.windowMs);
+    }
+    if (e.loading) {
+      const entry = e;
+      return e.loading.then(() => this.decide(budget, entry, cost, need, now));
+    }
+    return this.decide(budget, e, cost, need, now);
+  }
+
+  /** Counts units already spent (an upload whose size was known only once read), whether or not they fit. */
+  charge(budget: Budget, subject: string, cost: number): void {
+    const r = this.take(budget, subject, 0);
+    const add = () => {
+      const e = this.entries.get(`${budget.name}:${subject}`);
+      if (!e) return;
+      e.pending += cost;
+      this.schedule();
+    };
+    if (r instanceof Promise) void r.then(add);
+    else add();
+  }
+
+  private decide(budget: Budget, e: Entry, cost: number, need: number, now: number): Verdict {
+    const used = e.known + e.inFlight + e.pending;
+    const resetSeconds = Math.max(1, Math.ceil(((e.window + 1) * budget.windowMs - now) / 1000));
+    e.touched = true;
+    if (used + need > budget.quota) return { allowed: false, remaining: Math.max(0, budget.quota - used), resetSeconds };
+    if (cost > 0) {
+      e.pending += cost;
+      this.schedule();
+    }
+    return { allowed: true, remaining: budget.quota - used - cost, resetSeconds };
+  }
+
+  private async load(id: string, e: Entry, windowStart: number): Promise<void> {
+    const db = this.opts.db as Database;
+    const w = db.t.rateLimitWindows;
+    const generation = e.generation;
+    try {
+      const [row] = await db.read
+        .select({ used: w.used })
+        .from(w)
+        .where(and(eq(w.subject, id), eq(w.windowStart, windowStart)));
+      if (e.generation === generation) {
+        e.known = row?.used ?? 0;
+        e.syncedAt = performance.now();
+      }
+    } catch (err) {
+      // The database is down: decide from this instance's own counts rather than refuse everyone.
+      this.opts.log.warn({ err }, "rate limits: could not read the shared count");
+    } finally {
+      e.loading = null;
+    }
+  }
+
+  private schedule(): void {
+    if (!this.opts.db || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.flush();
+    }, this.opts.syncMs);
+    this.timer.unref?.();
+  }
+
+  /** Adds this instance's counts to the shared rows and reads the totals back. */
+  async flush(): Promise<void> {
+    const db = this.opts.db;
+    if (!db) return;
+    while (this.flushing) await this.flushing;
+    const batch: { id: string; e: Entry; windowStart: number; add: number }[] = [];
+    for (const [id, e] of this.entries) {
+      if (e.loading || (!e.touched && e.pending === 0)) continue;
+      const windowMs = this.windowOf(id);
+      if (windowMs === 0) continue;
+      batch.push({ id, e, windowStart: e.window * windowMs, add: e.pending });
+      e.inFlight += e.pending;
+      e.pending = 0;
+      e.touched = false;
+    }
+    if (batch.length === 0) return;
+    const w = db.t.rateLimitWindows;
+    this.flushing = (async () => {
+      try {
+        const rows = await db.tx(
+          (tx) =>
+            tx
+              .insert(w)
+              .values(batch.map((b) => ({ subject: b.id, windowStart: b.windowStart, used: b.add })))
+              .onConflictDoUpdate({ target: [w.subject, w.windowStart], set: { used: sql`${w.used} + excluded.used` } })
+              .returning({ subject: w.subject, windowStart: w.windowStart, used: w.used }),
+          { quiet: true },
+        );
+        const totals = new Map(rows.map((r) => [`${r.subject}@${r.windowStart}`, r.used]));
+        for (const b of batch) {
+          const total = totals.get(`${b.id}@${b.windowStart}`);
+          b.e.inFlight -= b.add;
+          if (total !== undefined && b.e.window * this.windowOf(b.id) === b.windowStart) {
+            b.e.known = total;
+            b.e.generation++;
+            b.e.syncedAt = performance.now();
+          }
+        }
+        const now = this.opts.now();
+        if (now - this.lastDbPrune > 60_000) {
+          this.lastDbPrune = now;
+          await db.tx((tx) => tx.delete(w).where(lt(w.windowStart, now - 2 * this.maxWindowMs)), { quiet: true });
+        }
+      } catch (err) {
+        this.opts.log.warn({ err }, "rate limits: could not share the counts; kept for the next try");
+        for (const b of batch) {
+          b.e.inFlight -= b.add;
+          b.e.pending += b.add;
+        }
+        this.schedule();
+      }
+    })();
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  private readonly windows = new Map<string, number>();
+  /** Budgets are few and fixed: the window of each, by name. */
+  register(budget: Budget): Budget {
+    this.windows.set(budget.name, budget.windowMs);
+    return budget;
+  }
+  private windowOf(id: string): number {
+    return this.windows.get(id.slice(0, id.indexOf(":"))) ?? 0;
+  }
+
+  private prune(now: number): void {
+    for (const [id, e] of this.entries) {
+      const windowMs = this.windowOf(id);
+      if (e.pending === 0 && !e.loading && (e.window + 1) * windowMs < now) this.entries.delete(id);
+    }
+  }
+
+  /** Shares what is left to share and stops the timer. */
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+}
