@@ -81,6 +81,14 @@ describe("the typed client", () => {
     expect(new Set(states).size).toBe(states.length);
   });
 
+  test("an upload retried under one idempotency key makes one run", async () => {
+    const { pipeline } = await createPipeline(h, ws);
+    const key = crypto.randomUUID();
+    const a = await fps.uploadRun(pipeline.id, new Blob([ITEMS_CSV]), { filename: "a.csv", idempotencyKey: key });
+    const b = await fps.uploadRun(pipeline.id, new Blob([ITEMS_CSV]), { filename: "a.csv", idempotencyKey: key });
+    expect(b.id).toBe(a.id);
+  });
+
   test("uploadDocument sends a file through the presigned ticket and it lands in the space", async () => {
     const { data: conn } = await fps.api.POST("/connections", { body: { name: "Docs partner" } });
     const bytes = new Uint8Array(300_000).map((_, i) => i % 251);

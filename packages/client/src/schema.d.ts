@@ -970,6 +970,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit events
+         * @description Every change (create, update, delete, key create/revoke, acknowledge, retry, redeliver, secret rotation, CLI workspace changes), newest first: who, what (the names of the members changed, never their values), when, from which address, through which surface, and the request id. Admin keys only (403 otherwise). Filters: `resourceType`, `resourceId`, `actor`, `action`, `from`, `to`.
+         */
+        get: operations["getAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1153,6 +1173,75 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        /** @enum {string} */
+        PipelineRunStatus: "pending" | "processing" | "completed" | "delivered" | "failed" | "acknowledged";
+        PipelineRunClient: {
+            name: string;
+        };
+        PipelineRun: {
+            id: string;
+            filename: string;
+            /** @description Version 2024-09-01 reports an outbound run that reached its destination as `completed` (`delivered` came with 2026-05-25). */
+            status: components["schemas"]["PipelineRunStatus"];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The originating connection. */
+            clientId: string;
+            /** @description Where the file came from: the remote path (SFTP), else the original's object key. */
+            path: string;
+            /** @description Bytes of the original file. */
+            size: number;
+            mimetype: string;
+            /** @description rows {total, valid, invalid, skipped, quarantined} (total = valid + skipped + quarantined), errors (first invalid rows: inputRow, field, message), input (with header: unusedColumns, missingColumns, matchedColumns), output, rejects {size, rows}, timings (ms; whileArriving when processing began as the file arrived), attempts. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            pipelineDirection: "inbound" | "outbound";
+            /** @description Present when the run failed. */
+            errorMessage?: string;
+            /**
+             * Format: date-time
+             * @description Present once processing ended.
+             */
+            processedAt?: string;
+            schemaId: string;
+            pipelineId: string;
+            /** @description `DELETED PIPELINE` once the pipeline is deleted. */
+            pipelineName: string;
+            isPipelineDeleted: boolean;
+            /** @description The originating connection's current name (the name at the time of the run once it is deleted). */
+            client: components["schemas"]["PipelineRunClient"];
+        };
+        AuditActor: {
+            /** @enum {string} */
+            type: "key" | "cli";
+            /** @description The API key's id. */
+            id?: string;
+            /** @description The API key's name. */
+            name?: string;
+        };
+        /** @enum {string} */
+        AuditSurface: "rest" | "graphql" | "trpc" | "cli";
+        /** @description One change: who made it, to what, when, from where and through which surface. */
+        AuditEvent: {
+            id: string;
+            /** @description `<resourceType>.<verb>`: create, update, delete, revoke, acknowledge, retry, redeliver, rotateSecret, ... */
+            action: string;
+            resourceType: string;
+            resourceId: string;
+            /** @description Names of the members the change set; never their values. */
+            fields: string[];
+            actor: components["schemas"]["AuditActor"];
+            surface: components["schemas"]["AuditSurface"];
+            /** @description The client's address, when known. */
+            address?: string;
+            requestId?: string;
+            /** Format: date-time */
+            createdAt: string;
         };
         Schema: {
             id: string;
@@ -1590,48 +1679,6 @@ export interface components {
             results: components["schemas"]["BulkDeleteItem"][];
             deleted: number;
             failed: number;
-        };
-        /** @enum {string} */
-        PipelineRunStatus: "pending" | "processing" | "completed" | "delivered" | "failed" | "acknowledged";
-        PipelineRunClient: {
-            name: string;
-        };
-        PipelineRun: {
-            id: string;
-            filename: string;
-            /** @description Version 2024-09-01 reports an outbound run that reached its destination as `completed` (`delivered` came with 2026-05-25). */
-            status: components["schemas"]["PipelineRunStatus"];
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            /** @description The originating connection. */
-            clientId: string;
-            /** @description Where the file came from: the remote path (SFTP), else the original's object key. */
-            path: string;
-            /** @description Bytes of the original file. */
-            size: number;
-            mimetype: string;
-            /** @description rows {total, valid, invalid, skipped, quarantined} (total = valid + skipped + quarantined), errors (first invalid rows: inputRow, field, message), input (with header: unusedColumns, missingColumns, matchedColumns), output, rejects {size, rows}, timings (ms; whileArriving when processing began as the file arrived), attempts. */
-            metadata: {
-                [key: string]: unknown;
-            };
-            /** @enum {string} */
-            pipelineDirection: "inbound" | "outbound";
-            /** @description Present when the run failed. */
-            errorMessage?: string;
-            /**
-             * Format: date-time
-             * @description Present once processing ended.
-             */
-            processedAt?: string;
-            schemaId: string;
-            pipelineId: string;
-            /** @description `DELETED PIPELINE` once the pipeline is deleted. */
-            pipelineName: string;
-            isPipelineDeleted: boolean;
-            /** @description The originating connection's current name (the name at the time of the run once it is deleted). */
-            client: components["schemas"]["PipelineRunClient"];
         };
         UploadRunForm: {
             /**
@@ -5858,6 +5905,60 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["NotificationSend"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    getAuditEvents: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+                /** @description e.g. connection, pipeline, webhook, apiKey. */
+                resourceType?: string;
+                /** @description One resource's records. */
+                resourceId?: string;
+                /** @description An API key's id, or `cli`. */
+                actor?: string;
+                /** @description e.g. `pipeline.update`, `apiKey.revoke`. */
+                action?: string;
+                /** @description Records at or after (ISO 8601 date or date-time). */
+                from?: string;
+                /** @description Records at or before; a date alone covers that whole day. */
+                to?: string;
+            };
+            header?: {
+                /** @description API version. Absent: the workspace default, else 2024-09-01. Latest: 2026-05-25. */
+                "Service-Version"?: components["parameters"]["ServiceVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuditEvent"][];
                         pagination: components["schemas"]["Pagination"];
                     };
                 };
