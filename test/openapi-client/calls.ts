@@ -231,6 +231,7 @@ export const examples: { [K in Operation]: Example } = {
       }),
   },
   "GET /notifications/sends": { call: (api) => api.GET("/notifications/sends") },
+  "GET /audit-events": { call: (api) => api.GET("/audit-events", { params: { query: { resourceType: "pipeline", limit: 5 } } }) },
 };
 
 /** Never run: each call leaves out a member the document must mark required, so each must be a type error. */
