@@ -1,11 +1,12 @@
 import { createHash, randomUUID } from "node:crypto";
 import { type FileHandle, copyFile, link, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
+import { mkdirSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { AppError } from "../../domain/errors";
 import { chunksOf } from "./body";
 import { assertKey, assertPrefix, RESERVED_SEGMENT } from "./keys";
 import { dropWrittenSoon } from "./page-cache";
-import type { Body, CompletedPart, MultipartUpload, ObjectInfo, ObjectStore, PresignOptions, StorageConfig, WriteObserver } from "./port";
+import type { Body, CompletedPart, FileStore, MultipartUpload, ObjectInfo, ObjectStore, PresignOptions, StorageConfig, WriteObserver } from "./port";
 import { type LinkClaims, sign, signatureMatches } from "./signing";
 
 /** S3's multipart rules, kept here too so a client that works on one works on the other. */
@@ -97,6 +98,21 @@ export class LocalObjectStore implements ObjectStore {
 
   private tmpPath(): string {
     return join(this.sys, "tmp", randomUUID());
+  }
+
+  /** Writers that make their own files (the engine's workers) write them in the temp folder and `putFile` them. */
+  get files(): FileStore {
+    const store = this;
+    return {
+      get dropWritten() {
+        return store.dropWritten;
+      },
+      tempPath: () => {
+        mkdirSync(join(this.sys, "tmp"), { recursive: true });
+        return this.tmpPath();
+      },
+      putFile: (key, path, opts) => this.putFile(key, path, opts),
+    };
   }
 
   // ---- writing -------------------------------------------------------------

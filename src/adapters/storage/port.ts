@@ -46,8 +46,25 @@ export interface WriteObserver {
   done(size: number): void;
 }
 
+/**
+ * What a store on a local file system offers a writer that makes its own
+ * files (the engine's workers write processed files with plain synchronous
+ * writes): a temp path on the store's file system, and `putFile` to rename
+ * a finished file into place. S3 has none: writers stream into `put`.
+ */
+export interface FileStore {
+  /** Files written leave the page cache once on disk (src/adapters/storage/page-cache.ts). */
+  readonly dropWritten: boolean;
+  /** A fresh path in the store's temp folder; the folder exists. */
+  tempPath(): string;
+  /** Puts a finished file written at a `tempPath()` under `key` (fsync, rename); its etag is computed when first asked for. */
+  putFile(key: string, path: string, opts: { contentType?: string }): Promise<Omit<ObjectInfo, "etag">>;
+}
+
 export interface ObjectStore {
   readonly kind: "local" | "s3";
+  /** Present on a store on the local file system: writers may make their files in place (see FileStore). */
+  readonly files?: FileStore;
   /** Writes the whole body, atomically: readers see the old object or the new one, never half of it. */
   put(key: string, body: Body, opts?: { contentType?: string }): Promise<ObjectInfo>;
   /**

@@ -1,9 +1,7 @@
-import { randomUUID } from "node:crypto";
-import { closeSync, fsync, mkdirSync, openSync, writeSync } from "node:fs";
+import { closeSync, fsync, openSync, writeSync } from "node:fs";
 import { type FileHandle, open, rm } from "node:fs/promises";
-import { join } from "node:path";
 import { dropWritten, dropWrittenSoon } from "../../adapters/storage/page-cache";
-import type { ObjectInfo, ObjectStore } from "../../adapters/storage/port";
+import type { FileStore, ObjectInfo, ObjectStore } from "../../adapters/storage/port";
 
 /**
  * Text written here streams into `store.put(key, body)` as it is produced:
@@ -31,7 +29,7 @@ const MAX_QUEUED = 4;
  * (the local store), else a stream into `store.put` (S3).
  */
 export function openSink(store: ObjectStore, key: string, contentType: string): Sink {
-  const local = fileStore(store);
+  const local = store.files;
   return local ? openFileSink(local, key, contentType) : openStreamSink(store, key, contentType);
 }
 
@@ -120,26 +118,6 @@ export function openStreamSink(store: ObjectStore, key: string, contentType: str
   };
 }
 
-/** The local store's way in for finished files (src/adapters/storage/local.ts). */
-export interface FileStore {
-  readonly root: string;
-  /** Written files leave the page cache once on disk (src/adapters/storage/page-cache.ts). */
-  readonly dropWritten: boolean;
-  putFile(key: string, path: string, opts: { contentType?: string }): Promise<Omit<ObjectInfo, "etag">>;
-}
-
-export function fileStore(store: ObjectStore): FileStore | null {
-  const s = store as Partial<FileStore> & ObjectStore;
-  return store.kind === "local" && typeof s.putFile === "function" && typeof s.root === "string" ? (s as unknown as FileStore) : null;
-}
-
-/** The store's temp folder: files there are renamed into place by putFile (same file system). */
-export function storeTempPath(store: FileStore): string {
-  const dir = join(store.root, ".fps", "tmp");
-  mkdirSync(dir, { recursive: true });
-  return join(dir, randomUUID());
-}
-
 const ENCODER = new TextEncoder();
 /** An fsync is started in the background after this many bytes, so the disk writes while the worker computes. */
 const SYNC_EVERY = 8 * 1024 * 1024;
@@ -219,7 +197,7 @@ export class FileWriter {
 
 /** A sink writing a temp file in the local store's temp folder, put in place by `putFile` on close. */
 export function openFileSink(store: FileStore, key: string, contentType: string): Sink {
-  const file = new FileWriter(storeTempPath(store), { backgroundSync: true, dropWritten: store.dropWritten });
+  const file = new FileWriter(store.tempPath(), { backgroundSync: true, dropWritten: store.dropWritten });
   let failure: Error | null = null;
   const check = () => {
     if (failure) throw failure;
@@ -257,7 +235,7 @@ export function openFileSink(store: FileStore, key: string, contentType: string)
  * (the HTTP server never waits on the disk), else a stream into the store.
  */
 export function openMainThreadSink(store: ObjectStore, key: string, contentType: string): Sink {
-  const local = fileStore(store);
+  const local = store.files;
   return local ? openAsyncFileSink(local, key, contentType) : openStreamSink(store, key, contentType);
 }
 
@@ -268,7 +246,7 @@ export function openMainThreadSink(store: ObjectStore, key: string, contentType:
  * the rest arrives and the final fsync, which the run waits for, is short.
  */
 export function openAsyncFileSink(store: FileStore, key: string, contentType: string): Sink {
-  const path = storeTempPath(store);
+  const path = store.tempPath();
   let fh: FileHandle | null = null;
   let failure: Error | null = null;
   let closed = false;
