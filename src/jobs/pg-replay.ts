@@ -43,7 +43,7 @@ export class OutcomeLedger {
     const counts = { completed: 0, rescheduled: 0, failed: 0, unlocked: 0 };
     await sql.begin(async (tx) => {
       const held = await tx<{ id: string; attempts: number }[]>`
-        select id, attempts from graphile_worker.jobs where locked_by = ${pool} for update`;
+        select id, attempts from graphile_worker.jobs where locked_by = ${pool}`;
       await tx`select graphile_worker.force_unlock_workers(array[${pool}]::text[])`;
       for (const job of held) {
         const d = this.decided.get(job.id);
