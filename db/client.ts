@@ -80,6 +80,8 @@ export interface Database {
   readCache<V>(spec: ReadCacheSpec<V>): ReadCache<V>;
   /** Another instance signalled a write to cached tables (or its signals may have been missed): every read cache is cleared. */
   clearReadCaches(): void;
+  /** One round trip to the database (readiness): resolves when it answers, throws when it cannot. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -261,6 +263,8 @@ export function openSqlite(path: string): Database {
     externalVersion,
     readCache: (spec) => caches.cache(spec),
     clearReadCaches: () => caches.clearAll(),
+    // A read that must see the file: a database another connection holds locked past busy_timeout fails it.
+    ping: async () => void client.query("select count(*) from sqlite_master").get(),
     async close() {
       await lock;
       client.close();
@@ -369,6 +373,7 @@ export async function openPostgres(url: string, opts: PgOptions = {}): Promise<D
     onCommit: commits.on,
     readCache: (spec) => caches.cache(spec),
     clearReadCaches: () => caches.clearAll(),
+    ping: async () => void (await client`select 1`),
     close: () => client.end({ timeout: 5 }),
   };
 }

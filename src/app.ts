@@ -3,6 +3,7 @@ import { createTrpcHandler } from "../trpc/handler";
 import { createServiceContext, type ServiceOptions, stopServiceContext } from "./context";
 import { createHttpApp } from "./http/app";
 import { jobDefinitions } from "./jobs/definitions";
+import { readinessChecker } from "./services/health/readiness";
 import { createSmtpServer } from "./smtp/server";
 import { HostedSftpServer } from "./sftp/server";
 import pkg from "../package.json" with { type: "json" };
@@ -16,10 +17,12 @@ export async function createService(opts: ServiceOptions) {
     const { definitions, crons } = jobDefinitions(svc);
     await svc.queue.start(definitions, crons);
   }
+  // The listeners are made below; /readyz asks them when it is called.
+  const readiness = readinessChecker(svc, { sftp: () => sftp.listening, smtp: () => smtp.listening });
   const http = createHttpApp(
     svc,
     { graphql: createGraphqlHandler(svc, config), trpc: createTrpcHandler(svc, config) },
-    { maxJsonBodyBytes: config.maxJsonBodyBytes, version: pkg.version },
+    { maxJsonBodyBytes: config.maxJsonBodyBytes, version: pkg.version, readiness },
   );
   // Listens only when asked (src/main.ts: SFTP_PORT; tests: port 0), so a service built for tests or the CLI opens no port.
   const sftp = new HostedSftpServer(svc, {

@@ -18,6 +18,7 @@ import { storageRoutes } from "./routes/storage";
 import { webhookRoutes } from "./routes/webhooks";
 import { notificationRoutes } from "./routes/notifications";
 import { AppError } from "../domain/errors";
+import type { Readiness } from "../services/health/readiness";
 
 export interface Mounts {
   /** GraphQL (Yoga) and tRPC answer on their own paths with their own error shapes. */
@@ -33,7 +34,7 @@ const SWAGGER_ASSETS: Record<string, string> = {
 };
 
 /** The one HTTP app: REST routes, /graphql, /trpc, the API description, on one port. */
-export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOptions & { version: string }) {
+export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOptions & { version: string; readiness: () => Promise<Readiness> }) {
   const http: HttpOptions = { maxJsonBodyBytes: opts.maxJsonBodyBytes };
   const migrationGuide = readFileSync(join(ROOT, "docs", "migration-2026-05-25.md"), "utf8");
   let document: unknown;
@@ -63,6 +64,18 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
       return errorBody(e);
     })
     .get("/healthz", () => ({ ok: true }), { detail: { hide: true } })
+    // Public and cheap (docs/reliability.md): /livez is the process answering; /readyz checks what traffic needs, each bounded.
+    .get("/livez", () => ({ ok: true }), { detail: { hide: true } })
+    .get(
+      "/readyz",
+      async ({ set }) => {
+        const r = await opts.readiness();
+        set.status = r.ok ? 200 : 503;
+        set.headers["cache-control"] = "no-store";
+        return r;
+      },
+      { detail: { hide: true } },
+    )
     .get("/openapi.json", () => (document ??= buildDocument(routes(), { publicUrl: svc.settings.publicUrl, version: opts.version })))
     .get("/docs", ({ set }) => {
       set.headers["content-type"] = "text/html; charset=utf-8";
