@@ -325,7 +325,8 @@ export interface PgOptions {
 }
 
 export async function openPostgres(url: string, opts: PgOptions = {}): Promise<Database> {
-  const client = postgres(url, { max: opts.max ?? 10, onnotice: () => {} });
+  // A connection not made in 5 s fails (postgres.js waits 30 s by default): an outage answers 503 soon, not a hang.
+  const client = postgres(url, { max: opts.max ?? 10, connect_timeout: 5, onnotice: () => {} });
   const db = drizzlePg({ client, schema: pgSchema });
   // Several instances may start at once: one migrates, the others wait.
   const lock = await client.reserve();
@@ -393,6 +394,41 @@ function causes(e: unknown): unknown[] {
     cur = (cur as { cause?: unknown }).cause;
   }
   return out;
+}
+
+/** Connection-level failures: postgres.js's own codes, socket errors, Postgres's class 08 and shutdown codes. */
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+  "53300", // too_many_connections
+]);
+
+/**
+ * Whether `e` says the database cannot be reached, rather than that a query
+ * was wrong: a refused, reset or timed-out Postgres connection, or a SQLite
+ * file locked by another connection past its busy timeout. Transports answer
+ * these 503 with Retry-After (src/services/shared/unavailable.ts).
+ */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  for (const c of causes(e)) {
+    const code = (c as { code?: unknown }).code;
+    if (typeof code !== "string") continue;
+    if (CONNECTION_CODES.has(code) || code.startsWith("08")) return true;
+    if (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_") || code === "SQLITE_LOCKED") return true;
+  }
+  return false;
 }
 
 /** The name of the violated unique constraint, or null when `e` is not a unique violation. */

@@ -1,6 +1,7 @@
 import { type ASTNode, type ASTVisitor, GraphQLError, type ValidationContext } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
-import { isAppError } from "../src/domain/errors";
+import { isAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../src/domain/errors";
+import { asUnavailable } from "../src/services/shared/unavailable";
 import { LATEST_VERSION } from "../src/domain/versions";
 import { isStorableString } from "../src/http/body";
 import { admitUnversionedParsed, type HttpOptions } from "../src/http/call";
@@ -93,12 +94,12 @@ export function createGraphqlHandler(svc: ServiceContext, opts: HttpOptions) {
       const withBody: WithBody = { svc, actor: admitted.actor };
       if (admitted.body) withBody[BODY] = admitted.body;
       ctx = withBody;
-    } catch (e) {
-      if (!isAppError(e)) throw e;
-      return Response.json(
-        { errors: [{ message: e.message, extensions: extensionsOf(e) }] },
-        { status: HTTP_STATUS[e.code], headers: { "service-version": LATEST_VERSION } },
-      );
+    } catch (raw) {
+      const e = isAppError(raw) ? raw : asUnavailable(raw);
+      if (!e) throw raw;
+      const headers: Record<string, string> = { "service-version": LATEST_VERSION };
+      if (e.code === "unavailable") headers["retry-after"] = String(UNAVAILABLE_RETRY_AFTER_SECONDS);
+      return Response.json({ errors: [{ message: e.message, extensions: extensionsOf(e) }] }, { status: HTTP_STATUS[e.code], headers });
     }
     const res = await yoga.fetch(request, ctx);
     res.headers.set("service-version", LATEST_VERSION);

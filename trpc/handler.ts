@@ -2,7 +2,8 @@ import { TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { getErrorShape, getProcedureAtPath } from "@trpc/server/unstable-core-do-not-import";
-import { type AppError, isAppError } from "../src/domain/errors";
+import { type AppError, isAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../src/domain/errors";
+import { asUnavailable } from "../src/services/shared/unavailable";
 import { LATEST_VERSION } from "../src/domain/versions";
 import { admitUnversioned, type HttpOptions } from "../src/http/call";
 import type { ServiceContext } from "../src/services/context";
@@ -29,8 +30,9 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
       const admitted = await admitUnversioned(svc, req, opts);
       ctx = { svc, actor: admitted.actor };
       req = admitted.request;
-    } catch (e) {
-      if (!isAppError(e)) throw e;
+    } catch (raw) {
+      const e = isAppError(raw) ? raw : asUnavailable(raw);
+      if (!e) throw raw;
       refusal = e;
       const refused = await refusedSubscription(req, e);
       if (refused) return refused;
@@ -41,6 +43,11 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
       endpoint: "/trpc",
       req,
       router: appRouter,
+      // The database is down: tell the caller when to try again, as REST and GraphQL do.
+      responseMeta: ({ errors }) =>
+        errors.some((e) => e.code === TRPC_CODE.unavailable)
+          ? { headers: new Headers({ "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) }) }
+          : {},
       createContext: async (): Promise<TrpcContext> => {
         if (refusal) throw new TRPCError({ code: TRPC_CODE[refusal.code], message: refusal.message, cause: refusal });
         return ctx as TrpcContext;

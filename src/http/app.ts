@@ -17,7 +17,7 @@ import { schemaRoutes } from "./routes/schemas";
 import { storageRoutes } from "./routes/storage";
 import { webhookRoutes } from "./routes/webhooks";
 import { notificationRoutes } from "./routes/notifications";
-import { AppError } from "../domain/errors";
+import { AppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../domain/errors";
 import type { Readiness } from "../services/health/readiness";
 
 export interface Mounts {
@@ -61,6 +61,7 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
       const e = toAppError(error, { frameworkCode: code, method: request.method, path, log: svc.log });
       set.status = HTTP_STATUS[e.code];
       set.headers["content-type"] = "application/json";
+      if (e.code === "unavailable") set.headers["retry-after"] = String(UNAVAILABLE_RETRY_AFTER_SECONDS);
       return errorBody(e);
     })
     .get("/healthz", () => ({ ok: true }), { detail: { hide: true } })
