@@ -80,6 +80,8 @@ export interface Database {
   readCache<V>(spec: ReadCacheSpec<V>): ReadCache<V>;
   /** Another instance signalled a write to cached tables (or its signals may have been missed): every read cache is cleared. */
   clearReadCaches(): void;
+  /** One round trip to the database (readiness): resolves when it answers, throws when it cannot. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -261,6 +263,8 @@ export function openSqlite(path: string): Database {
     externalVersion,
     readCache: (spec) => caches.cache(spec),
     clearReadCaches: () => caches.clearAll(),
+    // A read that must see the file: a database another connection holds locked past busy_timeout fails it.
+    ping: async () => void client.query("select count(*) from sqlite_master").get(),
     async close() {
       await lock;
       client.close();
@@ -321,7 +325,9 @@ export interface PgOptions {
 }
 
 export async function openPostgres(url: string, opts: PgOptions = {}): Promise<Database> {
-  const client = postgres(url, { max: opts.max ?? 10, onnotice: () => {} });
+  // A connection not made in 5 s fails (postgres.js waits 30 s by default): an outage answers 503 soon, not a hang.
+  // Reconnects are tried again within 1 s (postgres.js backs off up to 20 s, and queries wait for the next attempt).
+  const client = postgres(url, { max: opts.max ?? 10, connect_timeout: 5, backoff: (n) => Math.min(0.1 * 2 ** n, 1), onnotice: () => {} });
   const db = drizzlePg({ client, schema: pgSchema });
   // Several instances may start at once: one migrates, the others wait.
   const lock = await client.reserve();
@@ -369,6 +375,7 @@ export async function openPostgres(url: string, opts: PgOptions = {}): Promise<D
     onCommit: commits.on,
     readCache: (spec) => caches.cache(spec),
     clearReadCaches: () => caches.clearAll(),
+    ping: async () => void (await client`select 1`),
     close: () => client.end({ timeout: 5 }),
   };
 }
@@ -388,6 +395,41 @@ function causes(e: unknown): unknown[] {
     cur = (cur as { cause?: unknown }).cause;
   }
   return out;
+}
+
+/** Connection-level failures: postgres.js's own codes, socket errors, Postgres's class 08 and shutdown codes. */
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+  "53300", // too_many_connections
+]);
+
+/**
+ * Whether `e` says the database cannot be reached, rather than that a query
+ * was wrong: a refused, reset or timed-out Postgres connection, or a SQLite
+ * file locked by another connection past its busy timeout. Transports answer
+ * these 503 with Retry-After (src/services/shared/unavailable.ts).
+ */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  for (const c of causes(e)) {
+    const code = (c as { code?: unknown }).code;
+    if (typeof code !== "string") continue;
+    if (CONNECTION_CODES.has(code) || code.startsWith("08")) return true;
+    if (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_") || code === "SQLITE_LOCKED") return true;
+  }
+  return false;
 }
 
 /** The name of the violated unique constraint, or null when `e` is not a unique violation. */

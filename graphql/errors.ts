@@ -1,6 +1,7 @@
 import { GraphQLError } from "graphql";
-import { type AppError, type ErrorCode, isAppError } from "../src/domain/errors";
+import { type AppError, type ErrorCode, isAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../src/domain/errors";
 import { currentRequestId } from "../src/domain/request-context";
+import { asUnavailable } from "../src/services/shared/unavailable";
 import { HTTP_STATUS } from "../src/http/errors";
 import type { Logger } from "../src/logger";
 
@@ -17,11 +18,17 @@ export const GRAPHQL_CODE: Record<ErrorCode, string> = {
   payload_too_large: "PAYLOAD_TOO_LARGE",
   unsupported_media_type: "UNSUPPORTED_MEDIA_TYPE",
   rate_limited: "RATE_LIMITED",
+  unavailable: "SERVICE_UNAVAILABLE",
   internal: "INTERNAL_SERVER_ERROR",
 };
 
 export function extensionsOf(e: AppError) {
-  return { ...e.details, code: GRAPHQL_CODE[e.code], error: e.code, statusCode: HTTP_STATUS[e.code], requestId: currentRequestId() };
+  const base = { ...e.details, code: GRAPHQL_CODE[e.code], error: e.code, statusCode: HTTP_STATUS[e.code], requestId: currentRequestId() };
+  // Yoga answers with this status and header (the database is down: 503, try again later).
+  if (e.code === "unavailable") {
+    return { ...base, http: { status: HTTP_STATUS.unavailable, headers: { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) } } };
+  }
+  return base;
 }
 
 /** Yoga's error mask: service errors keep their message and code; anything else is logged and hidden. */
@@ -31,6 +38,8 @@ export function maskError(log: Logger) {
     // graphql-js wraps its own errors (e.g. a variable that does not fit its input type) in another GraphQLError.
     let original: unknown = error;
     while (original instanceof GraphQLError && original.originalError) original = original.originalError;
+    const unavailable = isAppError(original) ? null : asUnavailable(original);
+    if (unavailable) original = unavailable;
     if (isAppError(original)) {
       return new GraphQLError(original.message, { nodes: gql?.nodes, path: gql?.path, extensions: extensionsOf(original) });
     }

@@ -1,7 +1,8 @@
 import { type ASTNode, type ASTVisitor, GraphQLError, type ValidationContext } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
-import { isAppError } from "../src/domain/errors";
+import { isAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../src/domain/errors";
 import { currentRequestId } from "../src/domain/request-context";
+import { asUnavailable } from "../src/services/shared/unavailable";
 import { LATEST_VERSION } from "../src/domain/versions";
 import { isStorableString } from "../src/http/body";
 import { admitUnversionedParsed, type HttpOptions } from "../src/http/call";
@@ -98,12 +99,12 @@ export function createGraphqlHandler(svc: ServiceContext, opts: HttpOptions) {
       if (admitted.body) withBody[BODY] = admitted.body;
       ctx = withBody;
       limits = admitted.limits;
-    } catch (e) {
-      if (!isAppError(e)) throw e;
-      return Response.json(
-        { errors: [{ message: e.message, extensions: extensionsOf(e) }] },
-        { status: HTTP_STATUS[e.code], headers: { "service-version": LATEST_VERSION, ...limitHeadersOf(e) } },
-      );
+    } catch (raw) {
+      const e = isAppError(raw) ? raw : asUnavailable(raw);
+      if (!e) throw raw;
+      const headers: Record<string, string> = { "service-version": LATEST_VERSION, ...limitHeadersOf(e) };
+      if (e.code === "unavailable") headers["retry-after"] = String(UNAVAILABLE_RETRY_AFTER_SECONDS);
+      return Response.json({ errors: [{ message: e.message, extensions: extensionsOf(e) }] }, { status: HTTP_STATUS[e.code], headers });
     }
     const res = await yoga.fetch(request, ctx);
     res.headers.set("service-version", LATEST_VERSION);

@@ -4,6 +4,7 @@ import { createServiceContext, type ServiceOptions, stopServiceContext } from ".
 import { createHttpApp } from "./http/app";
 import { jobDefinitions } from "./jobs/definitions";
 import { STORAGE_SWEEP_JOB } from "./services/documents/sweep";
+import { readinessChecker } from "./services/health/readiness";
 import { createSmtpServer } from "./smtp/server";
 import { HostedSftpServer } from "./sftp/server";
 import pkg from "../package.json" with { type: "json" };
@@ -19,10 +20,12 @@ export async function createService(opts: ServiceOptions) {
     // What a crash left in storage is swept at start-up too, not only on the hour (keyed: one sweep however many instances start).
     await svc.queue.add({ name: STORAGE_SWEEP_JOB, payload: null, key: STORAGE_SWEEP_JOB });
   }
+  // The listeners are made below; /readyz asks them when it is called.
+  const readiness = readinessChecker(svc, { sftp: () => sftp.listening, smtp: () => smtp.listening });
   const http = createHttpApp(
     svc,
     { graphql: createGraphqlHandler(svc, config), trpc: createTrpcHandler(svc, config) },
-    { maxJsonBodyBytes: config.maxJsonBodyBytes, version: pkg.version, metricsToken: config.metricsToken },
+    { maxJsonBodyBytes: config.maxJsonBodyBytes, version: pkg.version, metricsToken: config.metricsToken, readiness },
   );
   // Listens only when asked (src/main.ts: SFTP_PORT; tests: port 0), so a service built for tests or the CLI opens no port.
   const sftp = new HostedSftpServer(svc, {

@@ -21,7 +21,8 @@ let h: Harness;
 let ws: TestWorkspace;
 let doc: Json;
 
-const NOT_REST = (path: string) => path === "/graphql" || path.startsWith("/trpc") || path.startsWith("/docs") || path === "/openapi.json" || path === "/healthz" || path === "/metrics" || path.startsWith("/storage/o/");
+const NOT_REST = (path: string) =>
+  path === "/graphql" || path.startsWith("/trpc") || path.startsWith("/docs") || path === "/openapi.json" || path === "/healthz" || path === "/livez" || path === "/readyz" || path === "/metrics" || path.startsWith("/storage/o/");
 const toOpenApiPath = (path: string) => path.replace(/:([^/]+)/g, "{$1}");
 
 beforeAll(async () => {

@@ -15,6 +15,7 @@ export const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   payload_too_large: "PAYLOAD_TOO_LARGE",
   unsupported_media_type: "UNSUPPORTED_MEDIA_TYPE",
   rate_limited: "TOO_MANY_REQUESTS",
+  unavailable: "SERVICE_UNAVAILABLE",
   internal: "INTERNAL_SERVER_ERROR",
 };
 

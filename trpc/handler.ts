@@ -2,8 +2,9 @@ import { TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { getErrorShape, getProcedureAtPath } from "@trpc/server/unstable-core-do-not-import";
-import { type AppError, isAppError } from "../src/domain/errors";
+import { type AppError, isAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../src/domain/errors";
 import { currentRequestScope } from "../src/domain/request-context";
+import { asUnavailable } from "../src/services/shared/unavailable";
 import { LATEST_VERSION } from "../src/domain/versions";
 import { admitUnversioned, type HttpOptions } from "../src/http/call";
 import { declaredBytes, limitHeadersOf } from "../src/http/guard";
@@ -43,8 +44,9 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
       const admitted = await admitUnversioned(svc, req, opts, "trpc");
       ctx = { svc, actor: admitted.actor, bodyBytes: declaredBytes(req) };
       req = admitted.request;
-    } catch (e) {
-      if (!isAppError(e)) throw e;
+    } catch (raw) {
+      const e = isAppError(raw) ? raw : asUnavailable(raw);
+      if (!e) throw raw;
       refusal = e;
       const refused = await refusedSubscription(req, e);
       if (refused) return refused;
@@ -55,6 +57,11 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
       endpoint: "/trpc",
       req,
       router: appRouter,
+      // The database is down: tell the caller when to try again, as REST and GraphQL do.
+      responseMeta: ({ errors }) =>
+        errors.some((e) => e.code === TRPC_CODE.unavailable)
+          ? { headers: new Headers({ "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) }) }
+          : {},
       createContext: async ({ resHeaders }): Promise<TrpcContext> => {
         if (refusal) {
           const limited = limitHeadersOf(refusal);

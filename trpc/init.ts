@@ -6,6 +6,7 @@ import { formatIssues } from "../src/domain/validation";
 import { HTTP_STATUS } from "../src/http/errors";
 import { limitHeadersOf, limitKey } from "../src/http/guard";
 import type { Actor, ServiceContext } from "../src/services/context";
+import { asUnavailable } from "../src/services/shared/unavailable";
 import { TRPC_CODE } from "./errors";
 
 export interface TrpcContext {
@@ -45,6 +46,8 @@ const appErrors = t.middleware(async ({ next, ctx }) => {
       // The wrapper's own input shape (ById, ByIdWith): the same message a caller gets over HTTP.
       throw new TRPCError({ code: "BAD_REQUEST", message: formatIssues(cause.issues), cause: new AppError("invalid_input", formatIssues(cause.issues)) });
     }
+    const unavailable = asUnavailable(cause);
+    if (unavailable) throw new TRPCError({ code: TRPC_CODE.unavailable, message: unavailable.message, cause: unavailable });
     if (result.error.code === "INTERNAL_SERVER_ERROR") {
       const ref = crypto.randomUUID();
       ctx.svc.log.error({ err: cause ?? result.error, ref }, "unhandled error in tRPC procedure");

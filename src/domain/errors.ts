@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   "payload_too_large",
   "unsupported_media_type",
   "rate_limited",
+  "unavailable",
   "internal",
 ] as const;
 
@@ -31,6 +32,13 @@ export class AppError extends Error {
     super(message);
   }
 }
+
+/**
+ * `unavailable`: a dependency the request needs (the database) does not
+ * answer; the caller may try again after this many seconds (`Retry-After`
+ * on every transport).
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
 

@@ -20,8 +20,9 @@ import { schemaRoutes } from "./routes/schemas";
 import { storageRoutes } from "./routes/storage";
 import { webhookRoutes } from "./routes/webhooks";
 import { notificationRoutes } from "./routes/notifications";
-import { AppError } from "../domain/errors";
+import { AppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../domain/errors";
 import { currentRequestId } from "../domain/request-context";
+import type { Readiness } from "../services/health/readiness";
 import { metricsRoute, observeRequests, routeTemplates } from "./observe";
 
 export interface Mounts {
@@ -38,7 +39,11 @@ const SWAGGER_ASSETS: Record<string, string> = {
 };
 
 /** The one HTTP app: REST routes, /graphql, /trpc, the API description, on one port. */
-export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOptions & { version: string; metricsToken?: string | null }) {
+export function createHttpApp(
+  svc: ServiceContext,
+  mounts: Mounts,
+  opts: HttpOptions & { version: string; metricsToken?: string | null; readiness: () => Promise<Readiness> },
+) {
   const http: HttpOptions = { maxJsonBodyBytes: opts.maxJsonBodyBytes };
   const migrationGuide = readFileSync(join(ROOT, "docs", "migration-2026-05-25.md"), "utf8");
   let document: unknown;
@@ -70,10 +75,23 @@ export function createHttpApp(svc: ServiceContext, mounts: Mounts, opts: HttpOpt
       if (limited) Object.assign(set.headers, limited);
       set.status = HTTP_STATUS[e.code];
       set.headers["content-type"] = "application/json";
+      if (e.code === "unavailable") set.headers["retry-after"] = String(UNAVAILABLE_RETRY_AFTER_SECONDS);
       return errorBody(e);
     })
     .get("/healthz", () => ({ ok: true }), { detail: { hide: true } })
     .use(metricsRoute(svc, opts.metricsToken ?? null))
+    // Public and cheap (docs/reliability.md): /livez is the process answering; /readyz checks what traffic needs, each bounded.
+    .get("/livez", () => ({ ok: true }), { detail: { hide: true } })
+    .get(
+      "/readyz",
+      async ({ set }) => {
+        const r = await opts.readiness();
+        set.status = r.ok ? 200 : 503;
+        set.headers["cache-control"] = "no-store";
+        return r;
+      },
+      { detail: { hide: true } },
+    )
     .get("/openapi.json", () => (document ??= buildDocument(routes(), { publicUrl: svc.settings.publicUrl, version: opts.version })))
     .get("/docs", ({ set }) => {
       set.headers["content-type"] = "text/html; charset=utf-8";

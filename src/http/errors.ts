@@ -1,6 +1,7 @@
 import { AppError, type ErrorCode, isAppError } from "../domain/errors";
 import { currentRequestId } from "../domain/request-context";
 import type { Logger } from "../logger";
+import { asUnavailable } from "../services/shared/unavailable";
 
 /** The REST transport's one table from error code to HTTP status. */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -15,6 +16,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  unavailable: 503,
   internal: 500,
 };
 
@@ -43,6 +45,11 @@ export function toAppError(e: unknown, opts: { frameworkCode?: string | number; 
       return new AppError("invalid_input", "body: could not be parsed; send JSON with content-type application/json");
     case "VALIDATION":
       return new AppError("invalid_input", (e as Error).message);
+  }
+  const unavailable = asUnavailable(e);
+  if (unavailable) {
+    opts.log.warn({ err: e, method: opts.method, path: opts.path }, "database unavailable");
+    return unavailable;
   }
   const ref = crypto.randomUUID();
   opts.log.error({ err: e, ref, method: opts.method, path: opts.path }, "unhandled error");

@@ -1,9 +1,9 @@
-import { hostname } from "node:os";
 import type { Database } from "../../db/client";
 import type { Clock } from "../domain/clock";
 import type { Logger } from "../logger";
 import { defaultRetryPolicy, type RetryPolicy } from "./backoff";
 import type { JobQueue } from "./port";
+import { sqliteWorkerId } from "./predecessor";
 import { SqliteJobQueue } from "./sqlite-queue";
 
 export interface QueueOptions {
@@ -41,7 +41,7 @@ export async function createJobQueue(opts: QueueOptions): Promise<JobQueue> {
   };
   // graphile-worker and node-postgres are loaded only on Postgres (~3 MB of heap an embedded service never needs).
   if (opts.db.dialect === "pg") return (await import("./pg-queue")).createPgJobQueue(common);
-  return new SqliteJobQueue({ ...common, workerId: `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}` });
+  return new SqliteJobQueue({ ...common, workerId: sqliteWorkerId() });
 }
 
 export type { CronSpec, JobContext, JobDefinition, JobQueue, JobSpec } from "./port";

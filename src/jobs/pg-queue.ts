@@ -14,7 +14,8 @@ import postgres from "postgres";
 import type { Writer } from "../../db/client";
 import type { Logger } from "../logger";
 import { checkCron } from "./cron";
-import type { CronSpec, JobDefinition, JobQueue, JobSpec, WaitingJobs } from "./port";
+import { OutcomeLedger } from "./pg-replay";
+import type { CronSpec, JobDefinition, JobQueue, JobSpec, QueueHealth, WaitingJobs } from "./port";
 import { asError, type Outcome, runJob } from "./run-job";
 import { checkSpec, DEFAULT_MAX_ATTEMPTS, type QueueSettings } from "./spec";
 
@@ -34,6 +35,11 @@ const isEnvelope = (v: unknown): v is Envelope =>
 
 /** Advisory-lock namespace of worker liveness (pg_advisory_lock(namespace, hashtext(pool id))). */
 const LIVENESS_NS = 741329021;
+/** Restart backoff of a runner that stopped unexpectedly: 0.5 s doubling up to 10 s. */
+const RESTART_BASE_MS = 500;
+const RESTART_MAX_MS = 10_000;
+/** See `takeoverMs`. */
+const TAKEOVER_MS = 5_000;
 
 interface InHand {
   id: string;
@@ -69,6 +75,12 @@ class PgJobQueue implements JobQueue {
   private pool: WorkerPool | null = null;
   private poolId: string | null = null;
   private sweeper: ReturnType<typeof setInterval> | null = null;
+  private taskList: Record<string, Task> | null = null;
+  private cronItems: ReturnType<typeof parseCronItems> = [];
+  private state: QueueHealth = { state: "stopped", restarts: 0, since: new Date() };
+  private readonly ledger = new OutcomeLedger();
+  /** A job locked this long by a pool whose liveness lock is free is taken back (a new pool takes its lock within ms). */
+  private readonly takeoverMs: number;
   private sweeping = false;
   private readonly inHand = new Map<string, InHand>();
 
@@ -77,7 +89,8 @@ class PgJobQueue implements JobQueue {
     private readonly url: string,
     private readonly logger: GraphileLogger,
   ) {
-    this.sql = postgres(url, { max: 3, onnotice: () => {} });
+    this.sql = postgres(url, { max: 3, connect_timeout: 5, onnotice: () => {} });
+    this.takeoverMs = Math.min(o.leaseMs, TAKEOVER_MS);
   }
 
   async enqueue(w: Writer, spec: JobSpec): Promise<void> {
@@ -115,7 +128,7 @@ class PgJobQueue implements JobQueue {
   }
 
   async start(definitions: JobDefinition<any>[], crons: CronSpec[] = []): Promise<void> {
-    if (this.runner) throw new Error("job queue already started");
+    if (this.runner || this.taskList) throw new Error("job queue already started");
     const names = new Set(definitions.map((d) => d.name));
     for (const c of crons) {
       checkCron(c);
@@ -127,19 +140,44 @@ class PgJobQueue implements JobQueue {
       max: 1,
       idle_timeout: 0,
       max_lifetime: null,
+      connect_timeout: 5,
       onnotice: () => {},
       onclose: () => this.livenessLost(),
     });
+    this.taskList = {};
+    for (const d of definitions) this.taskList[d.name] = this.task(d);
+    this.cronItems = parseCronItems(
+      crons.map((c) => ({
+        task: c.job,
+        match: c.cron,
+        identifier: c.name,
+        payload: { payload: c.payload ?? null, maxAttempts: DEFAULT_MAX_ATTEMPTS } satisfies Envelope,
+        options: { backfillPeriod: 0, maxAttempts: DEFAULT_MAX_ATTEMPTS },
+      })),
+    );
+    await this.startRunner();
+    // A dead worker's jobs are looked for often enough that a restarted instance resumes them within seconds.
+    this.sweeper = setInterval(() => void this.sweep(), Math.max(20, Math.floor(this.takeoverMs / 2)));
+  }
+
+  health(): QueueHealth {
+    return { ...this.state };
+  }
+
+  private setState(state: QueueHealth["state"], lastError?: string): void {
+    this.state = { state, restarts: this.state.restarts + (state === "restarting" ? 1 : 0), lastError: lastError ?? this.state.lastError, since: new Date() };
+  }
+
+  /** Starts graphile's runner and watches it: one that stops while the queue is not stopping is started again. */
+  private async startRunner(): Promise<void> {
     const events: WorkerEvents = new EventEmitter();
     events.on("pool:create", ({ workerPool }) => {
       this.pool = workerPool;
       this.poolId = workerPool.id;
-      // Before the pool's first claim can be older than a lease, it holds its liveness lock.
+      // Before the pool's first claim can be older than the take-over grace, it holds its liveness lock.
       void this.holdLiveness();
     });
-    const taskList: Record<string, Task> = {};
-    for (const d of definitions) taskList[d.name] = this.task(d);
-    this.runner = await run({
+    const runner = await run({
       connectionString: this.url,
       concurrency: this.o.concurrency,
       maxPoolSize: this.o.concurrency + 2,
@@ -151,29 +189,63 @@ class PgJobQueue implements JobQueue {
       preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
       logger: this.logger,
       events,
-      taskList,
-      parsedCronItems: parseCronItems(
-        crons.map((c) => ({
-          task: c.job,
-          match: c.cron,
-          identifier: c.name,
-          payload: { payload: c.payload ?? null, maxAttempts: DEFAULT_MAX_ATTEMPTS } satisfies Envelope,
-          options: { backfillPeriod: 0, maxAttempts: DEFAULT_MAX_ATTEMPTS },
-        })),
-      ),
+      taskList: this.taskList!,
+      parsedCronItems: this.cronItems,
     });
-    this.sweeper = setInterval(() => void this.sweep(), Math.max(20, Math.floor(this.o.leaseMs / 2)));
+    this.runner = runner;
+    this.setState("running");
+    const poolId = this.poolId;
+    runner.promise.then(
+      () => this.runnerStopped(runner, poolId, "the job runner exited"),
+      (e) => this.runnerStopped(runner, poolId, asError(e).message),
+    );
+  }
+
+  /**
+   * graphile stops its runner when it cannot record a job's completion or
+   * failure (the database went away). The outcomes its tasks decided are
+   * replayed from the ledger once the database answers, the stopped pool's
+   * liveness lock is dropped, and a new runner is started, with backoff.
+   */
+  private runnerStopped(runner: Runner, poolId: string | null, reason: string): void {
+    if (this.stopping || this.runner !== runner) return;
+    this.runner = null;
+    this.setState("restarting", reason);
+    this.o.log.error({ reason, pool: poolId, restarts: this.state.restarts }, "job runner stopped unexpectedly; restarting it");
+    void (async () => {
+      for (let attempt = 0; !this.stopping; attempt++) {
+        await new Promise((r) => setTimeout(r, Math.min(RESTART_MAX_MS, RESTART_BASE_MS * 2 ** attempt)));
+        if (this.stopping) return;
+        try {
+          if (poolId) {
+            const counts = await this.ledger.replay(this.sql, poolId);
+            this.o.log.warn({ pool: poolId, ...counts }, "replayed the outcomes of the stopped job runner");
+            // Released here, after the replay: until then no other instance takes (and runs again) what it finished.
+            await this.live?.unsafe("select pg_advisory_unlock($1::int, hashtext($2::text))", [LIVENESS_NS, poolId]).catch(() => undefined);
+            poolId = null;
+          }
+          await this.startRunner();
+          this.o.log.warn({ pool: this.poolId, restarts: this.state.restarts }, "job runner restarted");
+          return;
+        } catch (e) {
+          this.state.lastError = asError(e).message;
+          this.o.log.warn({ err: asError(e), attempt: attempt + 1 }, "job runner restart failed; will try again");
+        }
+      }
+    })();
   }
 
   async stop(timeoutMs = 10_000): Promise<void> {
     const runner = this.runner;
     this.stopping = true;
+    this.setState("stopped");
+    if (this.sweeper) clearInterval(this.sweeper);
     if (!runner) {
+      await this.dropLiveness();
       await this.sql.end({ timeout: 5 });
       return;
     }
     this.runner = null;
-    if (this.sweeper) clearInterval(this.sweeper);
     // Graceful: no more claims; resolves once the jobs in hand are done.
     const graceful = runner.stop().catch((e) => this.o.log.error({ err: asError(e) }, "job runner stop failed"));
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -235,7 +307,18 @@ class PgJobQueue implements JobQueue {
         // no longer locked by this pool), where returning would delete the job.
         throw asError(controller.signal.reason);
       }
-      if (outcome.status === "completed") return;
+      const pool = helpers.job.locked_by ?? this.poolId ?? "";
+      if (outcome.status === "completed") {
+        this.ledger.record(job.id, { pool, attempts: job.attempts, kind: "completed" });
+        return;
+      }
+      this.ledger.record(job.id, {
+        pool,
+        attempts: job.attempts,
+        kind: outcome.status,
+        delayMs: outcome.status === "retry" ? outcome.delayMs : undefined,
+        message: outcome.error.message,
+      });
       if (outcome.status === "retry") {
         this.afterUnlock(job.id, job.attempts, (id) =>
           this.sql`select graphile_worker.reschedule_jobs(array[${id}]::bigint[], run_at => now() + ${outcome.delayMs}::int * interval '1 millisecond')`,
@@ -313,13 +396,14 @@ class PgJobQueue implements JobQueue {
   private async sweep(): Promise<void> {
     if (this.sweeping || !this.live || !this.poolId) return;
     this.sweeping = true;
+    this.ledger.prune(this.poolId, 60_000);
     try {
       // Lost with its connection and not yet taken again (database down?): retry before judging others.
       if (!this.lockHeld) await this.holdLiveness();
       const stale = await this.sql<{ locked_by: string }[]>`
         select distinct locked_by from graphile_worker.jobs
         where locked_by is not null and locked_by <> ${this.poolId}
-          and locked_at < now() - ${this.o.leaseMs}::int * interval '1 millisecond'`;
+          and locked_at < now() - ${this.takeoverMs}::int * interval '1 millisecond'`;
       for (const { locked_by: pool } of stale) {
         const [got] = await this.live<{ free: boolean }[]>`select pg_try_advisory_lock(${LIVENESS_NS}::int, hashtext(${pool}::text)) as free`;
         if (!got?.free) continue;

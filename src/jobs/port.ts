@@ -47,6 +47,22 @@ export interface CronSpec {
   payload?: unknown;
 }
 
+/**
+ * What /readyz and the logs show of the job runner. `running`: claiming jobs.
+ * `restarting`: it stopped for a reason other than `stop()` (the database
+ * went away) and is being started again with backoff. `stopped`: never
+ * started, or stopped on purpose.
+ */
+export interface QueueHealth {
+  state: "running" | "restarting" | "stopped";
+  /** Unplanned restarts since start. */
+  restarts: number;
+  /** Why it last stopped or failed, when it did. */
+  lastError?: string;
+  /** When the state last changed. */
+  since: Date;
+}
+
 export interface JobQueue {
   readonly kind: "sqlite" | "pg";
   /** Enqueues as part of the caller's transaction (`w` from db.tx): a rolled-back write enqueues nothing. */
@@ -59,6 +75,7 @@ export interface JobQueue {
   stop(timeoutMs?: number): Promise<void>;
   /** Jobs due and not yet claimed, by job name, with how long the oldest has waited (for metrics). */
   waiting(): Promise<WaitingJobs[]>;
+  health(): QueueHealth;
 }
 
 export interface WaitingJobs {

@@ -4,8 +4,9 @@ import type { Database, Writer } from "../../db/client";
 import { jobs } from "../../db/sqlite/schema/jobs";
 import { newId } from "../domain/ids";
 import { checkCron, latestSlot, nextSlot } from "./cron";
-import type { CronSpec, JobDefinition, JobQueue, JobSpec, WaitingJobs } from "./port";
-import { asError, runJob } from "./run-job";
+import type { CronSpec, JobDefinition, JobQueue, JobSpec, QueueHealth, WaitingJobs } from "./port";
+import { deadPredecessors } from "./predecessor";
+import { asError, type Outcome, runJob } from "./run-job";
 import { checkSpec, DEFAULT_MAX_ATTEMPTS, type QueueSettings } from "./spec";
 
 export interface SqliteQueueOptions extends QueueSettings {
@@ -43,6 +44,9 @@ export class SqliteJobQueue implements JobQueue {
   private heartbeat: ReturnType<typeof setInterval> | null = null;
   private passing: Promise<void> | null = null;
   private again = false;
+  private state: QueueHealth = { state: "stopped", restarts: 0, since: new Date() };
+  /** Consecutive failed passes: the next one waits 0.5 s doubling up to 10 s. */
+  private failedPasses = 0;
 
   constructor(private readonly o: SqliteQueueOptions) {}
 
@@ -95,14 +99,47 @@ export class SqliteJobQueue implements JobQueue {
     this.crons = crons;
     this.startedAt = new Date();
     await this.registerCrons();
+    await this.resumePredecessors();
     this.running = true;
+    this.state = { state: "running", restarts: 0, since: new Date() };
     this.heartbeat = setInterval(() => void this.renewLeases(), Math.max(10, Math.floor(this.o.leaseMs / 3)));
     this.wake();
+  }
+
+  health(): QueueHealth {
+    return { ...this.state };
+  }
+
+  /**
+   * Jobs left running by an earlier process of this host that is gone (a
+   * crash, kill -9): their lease is ended now, so a restarted instance
+   * resumes them at once rather than after the lease (docs/reliability.md).
+   */
+  private async resumePredecessors(): Promise<void> {
+    const holders = await asSqlite(this.o.db.read)
+      .selectDistinct({ lockedBy: jobs.lockedBy })
+      .from(jobs)
+      .where(and(eq(jobs.status, "running"), sql`${jobs.lockedBy} is not null`));
+    const dead = deadPredecessors(
+      holders.map((h) => h.lockedBy!),
+      this.o.workerId,
+    );
+    if (dead.length === 0) return;
+    const now = new Date();
+    const resumed = await this.o.db.tx((w) =>
+      asSqlite(w)
+        .update(jobs)
+        .set({ lockedUntil: now, updatedAt: now })
+        .where(and(eq(jobs.status, "running"), inArray(jobs.lockedBy, dead)))
+        .returning({ id: jobs.id }),
+    );
+    if (resumed.length > 0) this.o.log.warn({ deadWorkers: dead, jobs: resumed.map((r) => r.id) }, "resuming the jobs of a process that died");
   }
 
   async stop(timeoutMs = 10_000): Promise<void> {
     if (!this.running) return;
     this.running = false;
+    this.state = { ...this.state, state: "stopped", since: new Date() };
     if (this.timer) clearTimeout(this.timer);
     await this.passing;
     const inHand = [...this.inHand.values()];
@@ -150,7 +187,23 @@ export class SqliteJobQueue implements JobQueue {
     if (!this.running || this.passing) return;
     this.again = false;
     this.passing = this.claimAndSchedule()
-      .catch((e) => this.o.log.error({ err: asError(e) }, "job queue pass failed"))
+      .then(() => {
+        if (this.failedPasses === 0) return;
+        this.failedPasses = 0;
+        this.state = { ...this.state, state: "running", since: new Date() };
+        this.o.log.warn("job queue claims again");
+      })
+      .catch((e) => {
+        // Locked or unreadable database: the loop is not left without a timer; it tries again with backoff.
+        const err = asError(e);
+        if (this.failedPasses++ === 0) {
+          this.state = { state: "restarting", restarts: this.state.restarts + 1, lastError: err.message, since: new Date() };
+        } else this.state.lastError = err.message;
+        this.o.log.error({ err, failedPasses: this.failedPasses }, "job queue pass failed; will try again");
+        this.again = false;
+        if (this.timer) clearTimeout(this.timer);
+        if (this.running) this.timer = setTimeout(() => this.pass(), Math.min(10_000, 500 * 2 ** (this.failedPasses - 1)));
+      })
       .finally(() => {
         this.passing = null;
         if (this.again) this.wake();
@@ -218,6 +271,28 @@ export class SqliteJobQueue implements JobQueue {
       // Released at shutdown or lease lost: the job is no longer ours to record.
       if (this.inHand.get(row.id) !== entry) return;
       const mine = and(eq(jobs.id, row.id), eq(jobs.lockedBy, this.o.workerId), eq(jobs.attempts, row.attempts));
+      // The outcome is written until it is (the heartbeat keeps the lease meanwhile); only shutdown gives up on it.
+      for (let tries = 0; ; tries++) {
+        try {
+          await this.recordOutcome(mine, outcome);
+          break;
+        } catch (e) {
+          if (!this.running || this.inHand.get(row.id) !== entry) throw e;
+          this.o.log.warn({ jobId: row.id, err: asError(e), tries: tries + 1 }, "could not record job outcome; will try again");
+          await new Promise((r) => setTimeout(r, Math.min(5_000, 100 * 2 ** tries)));
+        }
+      }
+      this.inHand.delete(row.id);
+    })()
+      .catch((e) => {
+        // Stopping while the database refuses: the lease runs out and the job is claimed again.
+        this.inHand.delete(row.id);
+        this.o.log.error({ jobId: row.id, err: asError(e) }, "could not record job outcome");
+      })
+      .finally(() => this.wake());
+  }
+
+  private async recordOutcome(mine: ReturnType<typeof and>, outcome: Outcome): Promise<void> {
       const now = new Date();
       await this.o.db.tx(async (w) => {
         const q = asSqlite(w);
@@ -242,14 +317,6 @@ export class SqliteJobQueue implements JobQueue {
             .where(mine);
         }
       });
-      this.inHand.delete(row.id);
-    })()
-      .catch((e) => {
-        // Recording the outcome failed (database gone?): the lease runs out and the job is claimed again.
-        this.inHand.delete(row.id);
-        this.o.log.error({ jobId: row.id, err: asError(e) }, "could not record job outcome");
-      })
-      .finally(() => this.wake());
   }
 
   private async renewLeases(): Promise<void> {

@@ -52,6 +52,11 @@ export class HostedSftpServer {
     return this.boundPort;
   }
 
+  /** Accepting connections (readiness). */
+  get listening(): boolean {
+    return this.server !== null && this.boundPort !== null;
+  }
+
   get hostKey(): HostKey | null {
     return this.key;
   }

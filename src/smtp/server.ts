@@ -21,6 +21,8 @@ export interface InboundSmtpServer {
   listen(port: number, host: string): Promise<number>;
   /** The bound port, null until listening. */
   readonly port: number | null;
+  /** Accepting connections (readiness): listening and not closing. */
+  readonly listening: boolean;
   /** Refuses new connections and commands (421), lets messages being received finish, then closes the rest. Safe when never started. */
   close(): Promise<void>;
 }
@@ -112,6 +114,9 @@ export function createSmtpServer(svc: ServiceContext, opts: SmtpServerOptions): 
   return {
     get port() {
       return port;
+    },
+    get listening() {
+      return port !== null && closing === null && server.server.listening;
     },
     async listen(p, host) {
       await new Promise<void>((resolve, reject) => {

@@ -18,7 +18,8 @@ export interface TestDatabase {
 export const testDialect = (): "pg" | "sqlite" => (process.env.TEST_DATABASE_URL ? "pg" : "sqlite");
 
 /** `dataDir`: where the SQLite file goes, as `service.db`, the name the service itself uses there. */
-export async function freshDatabase(dataDir?: string): Promise<TestDatabase> {
+/** `via`: the URL the service uses instead of the database's own (Postgres only; a fault proxy, test/helpers/tcp-proxy.ts). */
+export async function freshDatabase(dataDir?: string, opts: { via?: (url: string) => string } = {}): Promise<TestDatabase> {
   const admin = process.env.TEST_DATABASE_URL;
   if (!admin) {
     const dir = dataDir ?? mkdtempSync(join(tmpdir(), "fps-test-"));
@@ -38,10 +39,11 @@ export async function freshDatabase(dataDir?: string): Promise<TestDatabase> {
   await sql.end();
   const url = new URL(admin);
   url.pathname = `/${name}`;
-  const db = await openPostgres(url.toString(), { max: 4 });
+  const serviceUrl = opts.via ? opts.via(url.toString()) : url.toString();
+  const db = await openPostgres(serviceUrl, { max: 4 });
   return {
     db,
-    url: url.toString(),
+    url: serviceUrl,
     async drop() {
       await db.close();
       const s = postgres(admin, { max: 1, onnotice: () => {} });

@@ -48,9 +48,11 @@ export class Harness {
     private readonly encryptionKey: string,
   ) {}
 
-  static async start(opts: { sftp?: SftpClientPort; env?: Record<string, string>; startJobs?: boolean } = {}): Promise<Harness> {
+  static async start(
+    opts: { sftp?: SftpClientPort; env?: Record<string, string>; startJobs?: boolean; dbVia?: (url: string) => string; logLevel?: string } = {},
+  ): Promise<Harness> {
     const dataDir = mkdtempSync(join(tmpdir(), "fps-data-"));
-    const database = await freshDatabase(dataDir);
+    const database = await freshDatabase(dataDir, { via: opts.dbVia });
     const encryptionKey = randomBytes(32).toString("base64");
     const config = parseConfig({
       DATA_DIR: dataDir,
@@ -60,7 +62,7 @@ export class Harness {
       ...opts.env,
     });
     const clock = new ManualClock(NOW);
-    const service = await createService({ config, clock, db: database.db, log: createLogger("silent"), sftp: opts.sftp, startJobs: opts.startJobs });
+    const service = await createService({ config, clock, db: database.db, log: createLogger(opts.logLevel ?? "silent"), sftp: opts.sftp, startJobs: opts.startJobs });
     return new Harness(service, clock, database, dataDir, encryptionKey);
   }
 
