@@ -21,7 +21,13 @@ export async function serviceDocument(): Promise<string> {
   try {
     const res = await service.http.handle(new Request("http://localhost/openapi.json"));
     if (res.status !== 200) throw new Error(`/openapi.json answered ${res.status}`);
-    return `${JSON.stringify(await res.json(), null, 2)}\n`;
+    // Components come in the order their shapes were first named, which depends on what the process loaded
+    // before: sorted, so the document (and the types made from it) is the same whoever generates it.
+    const doc = (await res.json()) as { components?: Record<string, Record<string, unknown>> };
+    for (const [kind, map] of Object.entries(doc.components ?? {})) {
+      doc.components![kind] = Object.fromEntries(Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    }
+    return `${JSON.stringify(doc, null, 2)}\n`;
   } finally {
     await service.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -994,34 +994,88 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        Pagination: {
-            page: number;
-            limit: number;
-            total: number;
-            totalPages: number;
+        AbortUploadResult: {
+            /** @description true: no upload with this id remains (its parts are gone); false: the id names no upload. */
+            aborted: boolean;
         };
-        DeleteResult: {
+        /** @description A file (or an e-mail) a transport received, and what became of it. */
+        Arrival: {
             id: string;
-            /** @constant */
-            deleted: true;
+            connectionId: string;
+            transport: components["schemas"]["ArrivalTransport"];
+            /** @description The file's name; absent when the whole message was refused (e-mail). */
+            filename?: string;
+            /** @description Where the file was found or kept (a path in the connection's space, or on the customer's server). */
+            path?: string;
+            /** @description Bytes received. */
+            size?: number;
+            outcome: components["schemas"]["ArrivalOutcome"];
+            /** @description Why nothing (or not everything) started. */
+            reason?: string;
+            runIds: string[];
+            /** @description Facts about the arrival, never secrets (e-mail: sender, subject, messageId, recipient). */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /**
+         * @description started: runs began; rejected: a rule or every pipeline refused it; ignored: nothing to do (no pipeline, no attachment).
+         * @enum {string}
+         */
+        ArrivalOutcome: "started" | "rejected" | "ignored";
+        /** @enum {string} */
+        ArrivalTransport: "sftp" | "sftp_poll" | "email";
+        AuditActor: {
+            /** @enum {string} */
+            type: "key" | "cli";
+            /** @description The API key's id. */
+            id?: string;
+            /** @description The API key's name. */
+            name?: string;
+        };
+        /** @description One change: who made it, to what, when, from where and through which surface. */
+        AuditEvent: {
+            id: string;
+            /** @description `<resourceType>.<verb>`: create, update, delete, revoke, acknowledge, retry, redeliver, rotateSecret, ... */
+            action: string;
+            resourceType: string;
+            resourceId: string;
+            /** @description Names of the members the change set; never their values. */
+            fields: string[];
+            actor: components["schemas"]["AuditActor"];
+            surface: components["schemas"]["AuditSurface"];
+            /** @description The client's address, when known. */
+            address?: string;
+            requestId?: string;
+            /** Format: date-time */
+            createdAt: string;
         };
         /** @enum {string} */
-        ConnectionType: "SFTP" | "EMAIL";
-        SftpServer: {
-            id: string;
-            hosted: boolean;
-            host: string;
-            port: number;
-            rootDirectory: string;
-            inboundFolder: string;
-            outboundFolder: string;
-            processedFolder?: string;
+        AuditSurface: "rest" | "graphql" | "trpc" | "cli";
+        BulkDeleteItem: {
+            /** @description As sent (normalised). */
+            path: string;
+            deleted: boolean;
+            /** @description What was deleted. */
+            kind?: components["schemas"]["DocumentKind"];
+            /** @description Objects removed for this path. */
+            objects: number;
+            /** @description Why this path was not deleted, as the error code a single delete would answer: not_found, conflict (pipeline-backed, no force), forbidden (force without an admin key). */
+            error?: {
+                error: string;
+                message: string;
+            };
         };
-        EmailInbox: {
-            inboundAddress: string;
+        BulkDeleteResult: {
+            /** @description One per path, in the order sent. */
+            results: components["schemas"]["BulkDeleteItem"][];
+            deleted: number;
+            failed: number;
         };
         /** @enum {string} */
-        CredentialName: "sftpPassword" | "sftpPrivateKey" | "sftpPassphrase" | "awsPassword";
+        CheckStatus: "passed" | "failed" | "skipped";
         Connection: {
             id: string;
             name: string;
@@ -1065,8 +1119,6 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
-        /** @enum {string} */
-        CheckStatus: "passed" | "failed" | "skipped";
         ConnectionCheck: {
             name: string;
             status: components["schemas"]["CheckStatus"];
@@ -1079,9 +1131,113 @@ export interface components {
             checks: components["schemas"]["ConnectionCheck"][];
         };
         /** @enum {string} */
-        Transform: "trim" | "uppercase" | "lowercase" | "number" | "integer" | "boolean" | "date" | "datetime" | "string";
+        ConnectionType: "SFTP" | "EMAIL";
+        CreatedWebhook: {
+            id: string;
+            name: string;
+            url: string;
+            workspaceId: string;
+            isActive: boolean;
+            eventTypes: ("pipeline_run.completed" | "pipeline_run.delivered" | "pipeline_run.failed" | "pipeline_run.acknowledged")[];
+            description: string | null;
+            kind: components["schemas"]["WebhookKind"];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description Signing secret (whsec_...). Returned only here, once. */
+            secret: string;
+        };
         /** @enum {string} */
-        PipelineDirection: "inbound" | "outbound";
+        CredentialName: "sftpPassword" | "sftpPrivateKey" | "sftpPassphrase" | "awsPassword";
+        DeleteDocumentResult: {
+            kind: components["schemas"]["DocumentKind"];
+            path: string;
+            /** @description Objects removed. */
+            objects: number;
+        };
+        DeleteResult: {
+            id: string;
+            /** @constant */
+            deleted: true;
+        };
+        DeltaChange: {
+            type: components["schemas"]["DeltaChangeType"];
+            /** @description 0-based row of the compare run's file (added) or the base run's file (removed). */
+            rowIndex: number;
+            record: {
+                [key: string]: unknown;
+            };
+        };
+        /** @enum {string} */
+        DeltaChangeType: "added" | "removed";
+        DeltaSummary: {
+            /** @description Rows in the base run's processed file. */
+            baseCount: number;
+            compareCount: number;
+            added: number;
+            removed: number;
+            /** @description Rows present in both (as many times as in both). */
+            unchanged: number;
+        };
+        DocumentEntry: {
+            kind: components["schemas"]["DocumentKind"];
+            path: string;
+            name: string;
+            /** @description Objects only. */
+            size?: number;
+            /** @description Objects only. */
+            etag?: string;
+            /** @description Objects only; from the extension on S3 listings (the object's metadata has the stored one). */
+            contentType?: string;
+            /**
+             * Format: date-time
+             * @description Objects only.
+             */
+            updatedAt?: string;
+            /** @description Inside a pipeline-backed folder: changing it needs `force` and an admin key. */
+            protected: boolean;
+        };
+        DocumentFolder: {
+            path: string;
+            /** @description false: it existed already (nothing changed). */
+            created: boolean;
+            /** @description Inside a pipeline-backed folder: changing it needs `force` and an admin key. */
+            protected: boolean;
+        };
+        /** @enum {string} */
+        DocumentKind: "object" | "folder";
+        DocumentListing: {
+            connectionId: string;
+            /** @description The folder listed (normalised); empty for the root. */
+            path: string;
+            /** @description Folders and objects directly inside, in key order (UTF-8 bytes). */
+            entries: components["schemas"]["DocumentEntry"][];
+            nextCursor: string | null;
+        };
+        DocumentObject: {
+            path: string;
+            name: string;
+            size: number;
+            etag: string;
+            contentType: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description Inside a pipeline-backed folder: changing it needs `force` and an admin key. */
+            protected: boolean;
+        };
+        EmailInbox: {
+            inboundAddress: string;
+        };
+        Error: {
+            /** @description What went wrong; names the field for bad input. */
+            message: string;
+            statusCode: number;
+            /** @enum {string} */
+            error: "invalid_input" | "feature_not_enabled" | "unsupported_version" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "api_version_sunset" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal";
+            /** @description Only with error api_version_sunset. */
+            migration_url?: string;
+        };
         FieldMapping: {
             target: string;
             source?: string;
@@ -1089,6 +1245,14 @@ export interface components {
             sources?: string[];
             delimiter?: string;
             transform?: components["schemas"]["Transform"];
+        };
+        FileLink: {
+            /** @description Works without the API key until it expires; bound to GET and to this file. */
+            url: string;
+            filename: string;
+            /** @description Seconds the link stays valid. */
+            expiresIn: number;
+            mimetype: string;
         };
         MappingOptions: {
             /**
@@ -1140,23 +1304,154 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        PipelineMappings: {
-            /** @default [] */
-            fieldMappings: components["schemas"]["FieldMapping"][];
-            /** @default {} */
-            options: components["schemas"]["MappingOptions"];
-            /** @default {} */
-            validations: components["schemas"]["MappingValidations"];
+        MoveDocumentResult: {
+            kind: components["schemas"]["DocumentKind"];
+            from: string;
+            to: string;
+            /** @description Objects moved (a folder's, counted with its marker). */
+            objects: number;
         };
-        PipelineMappingsPatch: {
-            fieldMappings?: components["schemas"]["FieldMapping"][];
-            options?: components["schemas"]["MappingOptions"];
-            validations?: components["schemas"]["MappingValidations"];
-        };
-        WebhookRef: {
+        /** @enum {string} */
+        NotificationChannel: "EMAIL" | "SLACK" | "SMS";
+        /** @enum {string} */
+        NotificationEventType: "PIPELINE_RUN_FAILED" | "PIPELINE_RUN_SUCCEEDED";
+        NotificationPreference: {
             id: string;
-            name: string;
-            url: string;
+            workspaceId: string;
+            /** @description The connection the preference belongs to. */
+            clientId: string;
+            eventType: components["schemas"]["NotificationEventType"];
+            channel: components["schemas"]["NotificationChannel"];
+            isEnabled: boolean;
+            recipients: string[];
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        NotificationPreferenceItemInput: {
+            eventType: components["schemas"]["NotificationEventType"];
+            channel: components["schemas"]["NotificationChannel"];
+            isEnabled: boolean;
+            /** @description Required and non-empty when isEnabled is true, ignored when false. EMAIL: addresses; SLACK: channel ids (C0123ABCD) or #channel-names; SMS: E.164 numbers (+15551234567). At most 50, no duplicates. */
+            recipients?: string[];
+            /** @description Free-form; kept when left out. */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /** @description One message to one recipient about one run event. status pending: waiting for its first or next attempt; sent; failed: given up (error says why). */
+        NotificationSend: {
+            id: string;
+            workspaceId: string;
+            /** @description The run's connection. */
+            clientId: string;
+            preferenceId: string;
+            /** @description The run event that caused the send (one send per event, preference and recipient). */
+            eventId: string;
+            eventType: components["schemas"]["NotificationEventType"];
+            runId: string;
+            channel: components["schemas"]["NotificationChannel"];
+            recipient: string;
+            status: components["schemas"]["NotificationSendStatus"];
+            attempts: number;
+            /** @description The last attempt's error, if any. */
+            error: string | null;
+            /** @description The provider's message id: SMTP Message-ID, Slack message ts, Twilio message SID. */
+            providerId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            sentAt: string | null;
+        };
+        /** @enum {string} */
+        NotificationSendStatus: "pending" | "sent" | "failed";
+        /** @enum {string} */
+        OutboundFormat: "csv" | "json" | "xml";
+        OutboundPart: {
+            partNumber: number;
+            rowCount: number;
+            /** @description Bytes of the part's rows as stored. */
+            size: number;
+            etag: string;
+            /** Format: date-time */
+            receivedAt: string;
+        };
+        OutboundPartReceived: {
+            partNumber: number;
+            rowCount: number;
+            /** @description Bytes of the part's rows as stored. */
+            size: number;
+            etag: string;
+            /** Format: date-time */
+            receivedAt: string;
+            uploadId: string;
+            totalParts: number;
+            partsReceived: number;
+        };
+        OutboundPartRef: {
+            partNumber: number;
+            /** @description When sent, must equal the etag the part's PUT answered (the part was not replaced since). */
+            etag?: string;
+        };
+        OutboundUpload: {
+            uploadId: string;
+            status: components["schemas"]["OutboundUploadStatus"];
+            totalParts: number;
+            filename: string;
+            outputFilename: string;
+            outputFormat: components["schemas"]["OutboundFormat"];
+            connectionId: string;
+            /** @description The connection's current name (its name at creation once it is deleted). */
+            connectionName: string;
+            pipelineId: string;
+            pipelineName: string;
+            partsReceived: number;
+            /** @description Received parts in part order. */
+            parts: components["schemas"]["OutboundPart"][];
+            /** @description The run the completed upload started. */
+            runId: string | null;
+            /** @description Why the session failed or expired. */
+            errorMessage: string | null;
+            /** Format: date-time */
+            expiresAt: string;
+            /** @description When the session was completed, failed or expired. */
+            endedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        OutboundUploadCompleted: {
+            message: string;
+            filename: string;
+            uploadId: string;
+            status: components["schemas"]["OutboundUploadStatus"];
+            runId: string;
+            outputFilename: string;
+            outputFormat: components["schemas"]["OutboundFormat"];
+        };
+        OutboundUploadCreated: {
+            uploadId: string;
+            status: components["schemas"]["OutboundUploadStatus"];
+            totalParts: number;
+            filename: string;
+            outputFilename: string;
+            outputFormat: components["schemas"]["OutboundFormat"];
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /** @enum {string} */
+        OutboundUploadStatus: "initiated" | "completed" | "failed" | "expired";
+        Pagination: {
+            page: number;
+            limit: number;
+            total: number;
+            totalPages: number;
         };
         Pipeline: {
             id: string;
@@ -1175,9 +1470,19 @@ export interface components {
             updatedAt: string;
         };
         /** @enum {string} */
-        PipelineRunStatus: "pending" | "processing" | "completed" | "delivered" | "failed" | "acknowledged";
-        PipelineRunClient: {
-            name: string;
+        PipelineDirection: "inbound" | "outbound";
+        PipelineMappings: {
+            /** @default [] */
+            fieldMappings: components["schemas"]["FieldMapping"][];
+            /** @default {} */
+            options: components["schemas"]["MappingOptions"];
+            /** @default {} */
+            validations: components["schemas"]["MappingValidations"];
+        };
+        PipelineMappingsPatch: {
+            fieldMappings?: components["schemas"]["FieldMapping"][];
+            options?: components["schemas"]["MappingOptions"];
+            validations?: components["schemas"]["MappingValidations"];
         };
         PipelineRun: {
             id: string;
@@ -1216,32 +1521,24 @@ export interface components {
             /** @description The originating connection's current name (the name at the time of the run once it is deleted). */
             client: components["schemas"]["PipelineRunClient"];
         };
-        AuditActor: {
-            /** @enum {string} */
-            type: "key" | "cli";
-            /** @description The API key's id. */
-            id?: string;
-            /** @description The API key's name. */
-            name?: string;
+        PipelineRunClient: {
+            name: string;
         };
         /** @enum {string} */
-        AuditSurface: "rest" | "graphql" | "trpc" | "cli";
-        /** @description One change: who made it, to what, when, from where and through which surface. */
-        AuditEvent: {
-            id: string;
-            /** @description `<resourceType>.<verb>`: create, update, delete, revoke, acknowledge, retry, redeliver, rotateSecret, ... */
-            action: string;
-            resourceType: string;
-            resourceId: string;
-            /** @description Names of the members the change set; never their values. */
-            fields: string[];
-            actor: components["schemas"]["AuditActor"];
-            surface: components["schemas"]["AuditSurface"];
-            /** @description The client's address, when known. */
-            address?: string;
-            requestId?: string;
-            /** Format: date-time */
-            createdAt: string;
+        PipelineRunStatus: "pending" | "processing" | "completed" | "delivered" | "failed" | "acknowledged";
+        RunDelta: {
+            baseRunId: string;
+            compareRunId: string;
+            pipelineId: string;
+            summary: components["schemas"]["DeltaSummary"];
+            /** @description Ordered by rowIndex; at equal rowIndex the removed row comes first. */
+            changes: components["schemas"]["DeltaChange"][];
+            pagination: {
+                page: number;
+                limit: number;
+                total: number;
+                totalPages: number;
+            };
         };
         Schema: {
             id: string;
@@ -1257,8 +1554,93 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        SearchFilesResult: {
+            results: components["schemas"]["SearchHit"][];
+            pagination: components["schemas"]["SearchPagination"];
+            metadata: {
+                searchTerm: string | null;
+                caseSensitive: boolean;
+                searchDurationMs: number;
+                /** @description Runs whose processed file was read; runs without one are skipped. */
+                filesSearched: number;
+            };
+        };
+        SearchHit: {
+            pipelineRunId: string;
+            /** @description The run's file name, as received. */
+            filename: string;
+            /** @description 0-based position of the row in the processed file (as the delta and `GET /files/json` count). */
+            rowIndex: number;
+            /** @description The row's number in the received file, counted from 1 over the data rows (header excluded), as row errors and rejects name it. null for runs processed before rejects listed skipped rows. */
+            inputRow: number | null;
+            rowData: {
+                [key: string]: unknown;
+            };
+            /** @description Fields whose value matched; empty when no searchTerm was given. */
+            matchingFields: string[];
+            processedAt: string | null;
+            pipelineName: string;
+            clientName: string;
+        };
+        SearchPagination: {
+            total: number;
+            offset: number;
+            limit: number;
+            returned: number;
+        };
+        SftpServer: {
+            id: string;
+            hosted: boolean;
+            host: string;
+            port: number;
+            rootDirectory: string;
+            inboundFolder: string;
+            outboundFolder: string;
+            processedFolder?: string;
+        };
         /** @enum {string} */
-        WebhookKind: "WEBHOOK" | "PIPELINE_RUN_EVENT";
+        Transform: "trim" | "uppercase" | "lowercase" | "number" | "integer" | "boolean" | "date" | "datetime" | "string";
+        UnsubscribeResult: {
+            ids: string[];
+            /** @constant */
+            deleted: true;
+        };
+        /**
+         * @description `single`: one PUT of the whole file to `url`. `multipart`: one PUT per part, then upload-complete.
+         * @enum {string}
+         */
+        UploadMode: "single" | "multipart";
+        UploadPartLink: {
+            partNumber: number;
+            /** @description PUT this part's bytes here; the reply's ETag header is needed for completion. */
+            url: string;
+        };
+        UploadRunForm: {
+            /**
+             * Format: binary
+             * @description The file; its name becomes the run's filename.
+             */
+            file: string;
+        };
+        UploadTicket: {
+            mode: components["schemas"]["UploadMode"];
+            /** @description The object's path in the space; pass it to upload-complete and upload-abort. */
+            path: string;
+            /** @description `single` only: PUT the whole file here, with `headers`. */
+            url?: string;
+            /** @description Headers to send with the PUT (the content type bound into the link); empty for parts. */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description `multipart` only. */
+            uploadId?: string;
+            /** @description `multipart` only: one link per part, in order. */
+            parts?: components["schemas"]["UploadPartLink"][];
+            /** @description `multipart` only: bytes per part; every part but the last is exactly this long (byte i belongs to part floor(i / partSize) + 1). */
+            partSize?: number;
+            /** @description Seconds the links stay valid. */
+            expiresIn: number;
+        };
         Webhook: {
             id: string;
             name: string;
@@ -1273,27 +1655,6 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
-        CreatedWebhook: {
-            id: string;
-            name: string;
-            url: string;
-            workspaceId: string;
-            isActive: boolean;
-            eventTypes: ("pipeline_run.completed" | "pipeline_run.delivered" | "pipeline_run.failed" | "pipeline_run.acknowledged")[];
-            description: string | null;
-            kind: components["schemas"]["WebhookKind"];
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            /** @description Signing secret (whsec_...). Returned only here, once. */
-            secret: string;
-        };
-        /**
-         * @description automatic (first send and scheduled retries) or manual (redelivery).
-         * @enum {string}
-         */
-        WebhookDeliveryTrigger: "automatic" | "manual";
         WebhookDelivery: {
             id: string;
             webhookId: string;
@@ -1323,383 +1684,22 @@ export interface components {
             /** @description When the next automatic attempt is due; null when none follows. */
             nextAttemptAt: string | null;
         };
-        UnsubscribeResult: {
-            ids: string[];
-            /** @constant */
-            deleted: true;
-        };
-        /** @enum {string} */
-        NotificationEventType: "PIPELINE_RUN_FAILED" | "PIPELINE_RUN_SUCCEEDED";
-        /** @enum {string} */
-        NotificationChannel: "EMAIL" | "SLACK" | "SMS";
-        /** @enum {string} */
-        NotificationSendStatus: "pending" | "sent" | "failed";
-        NotificationPreferenceItemInput: {
-            eventType: components["schemas"]["NotificationEventType"];
-            channel: components["schemas"]["NotificationChannel"];
-            isEnabled: boolean;
-            /** @description Required and non-empty when isEnabled is true, ignored when false. EMAIL: addresses; SLACK: channel ids (C0123ABCD) or #channel-names; SMS: E.164 numbers (+15551234567). At most 50, no duplicates. */
-            recipients?: string[];
-            /** @description Free-form; kept when left out. */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-        };
-        NotificationPreference: {
-            id: string;
-            workspaceId: string;
-            /** @description The connection the preference belongs to. */
-            clientId: string;
-            eventType: components["schemas"]["NotificationEventType"];
-            channel: components["schemas"]["NotificationChannel"];
-            isEnabled: boolean;
-            recipients: string[];
-            metadata: {
-                [key: string]: unknown;
-            } | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        /** @description One message to one recipient about one run event. status pending: waiting for its first or next attempt; sent; failed: given up (error says why). */
-        NotificationSend: {
-            id: string;
-            workspaceId: string;
-            /** @description The run's connection. */
-            clientId: string;
-            preferenceId: string;
-            /** @description The run event that caused the send (one send per event, preference and recipient). */
-            eventId: string;
-            eventType: components["schemas"]["NotificationEventType"];
-            runId: string;
-            channel: components["schemas"]["NotificationChannel"];
-            recipient: string;
-            status: components["schemas"]["NotificationSendStatus"];
-            attempts: number;
-            /** @description The last attempt's error, if any. */
-            error: string | null;
-            /** @description The provider's message id: SMTP Message-ID, Slack message ts, Twilio message SID. */
-            providerId: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            sentAt: string | null;
-        };
         /**
-         * @description started: runs began; rejected: a rule or every pipeline refused it; ignored: nothing to do (no pipeline, no attachment).
+         * @description automatic (first send and scheduled retries) or manual (redelivery).
          * @enum {string}
          */
-        ArrivalOutcome: "started" | "rejected" | "ignored";
+        WebhookDeliveryTrigger: "automatic" | "manual";
         /** @enum {string} */
-        ArrivalTransport: "sftp" | "sftp_poll" | "email";
-        /** @description A file (or an e-mail) a transport received, and what became of it. */
-        Arrival: {
+        WebhookKind: "WEBHOOK" | "PIPELINE_RUN_EVENT";
+        WebhookRef: {
             id: string;
-            connectionId: string;
-            transport: components["schemas"]["ArrivalTransport"];
-            /** @description The file's name; absent when the whole message was refused (e-mail). */
-            filename?: string;
-            /** @description Where the file was found or kept (a path in the connection's space, or on the customer's server). */
-            path?: string;
-            /** @description Bytes received. */
-            size?: number;
-            outcome: components["schemas"]["ArrivalOutcome"];
-            /** @description Why nothing (or not everything) started. */
-            reason?: string;
-            runIds: string[];
-            /** @description Facts about the arrival, never secrets (e-mail: sender, subject, messageId, recipient). */
-            metadata: {
-                [key: string]: unknown;
-            };
-            /** Format: date-time */
-            createdAt: string;
-        };
-        /** @enum {string} */
-        OutboundUploadStatus: "initiated" | "completed" | "failed" | "expired";
-        /** @enum {string} */
-        OutboundFormat: "csv" | "json" | "xml";
-        OutboundUploadCreated: {
-            uploadId: string;
-            status: components["schemas"]["OutboundUploadStatus"];
-            totalParts: number;
-            filename: string;
-            outputFilename: string;
-            outputFormat: components["schemas"]["OutboundFormat"];
-            /** Format: date-time */
-            expiresAt: string;
-        };
-        OutboundPart: {
-            partNumber: number;
-            rowCount: number;
-            /** @description Bytes of the part's rows as stored. */
-            size: number;
-            etag: string;
-            /** Format: date-time */
-            receivedAt: string;
-        };
-        OutboundPartReceived: {
-            partNumber: number;
-            rowCount: number;
-            /** @description Bytes of the part's rows as stored. */
-            size: number;
-            etag: string;
-            /** Format: date-time */
-            receivedAt: string;
-            uploadId: string;
-            totalParts: number;
-            partsReceived: number;
-        };
-        OutboundUpload: {
-            uploadId: string;
-            status: components["schemas"]["OutboundUploadStatus"];
-            totalParts: number;
-            filename: string;
-            outputFilename: string;
-            outputFormat: components["schemas"]["OutboundFormat"];
-            connectionId: string;
-            /** @description The connection's current name (its name at creation once it is deleted). */
-            connectionName: string;
-            pipelineId: string;
-            pipelineName: string;
-            partsReceived: number;
-            /** @description Received parts in part order. */
-            parts: components["schemas"]["OutboundPart"][];
-            /** @description The run the completed upload started. */
-            runId: string | null;
-            /** @description Why the session failed or expired. */
-            errorMessage: string | null;
-            /** Format: date-time */
-            expiresAt: string;
-            /** @description When the session was completed, failed or expired. */
-            endedAt: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        OutboundPartRef: {
-            partNumber: number;
-            /** @description When sent, must equal the etag the part's PUT answered (the part was not replaced since). */
-            etag?: string;
-        };
-        OutboundUploadCompleted: {
-            message: string;
-            filename: string;
-            uploadId: string;
-            status: components["schemas"]["OutboundUploadStatus"];
-            runId: string;
-            outputFilename: string;
-            outputFormat: components["schemas"]["OutboundFormat"];
-        };
-        /** @enum {string} */
-        DeltaChangeType: "added" | "removed";
-        DeltaChange: {
-            type: components["schemas"]["DeltaChangeType"];
-            /** @description 0-based row of the compare run's file (added) or the base run's file (removed). */
-            rowIndex: number;
-            record: {
-                [key: string]: unknown;
-            };
-        };
-        DeltaSummary: {
-            /** @description Rows in the base run's processed file. */
-            baseCount: number;
-            compareCount: number;
-            added: number;
-            removed: number;
-            /** @description Rows present in both (as many times as in both). */
-            unchanged: number;
-        };
-        RunDelta: {
-            baseRunId: string;
-            compareRunId: string;
-            pipelineId: string;
-            summary: components["schemas"]["DeltaSummary"];
-            /** @description Ordered by rowIndex; at equal rowIndex the removed row comes first. */
-            changes: components["schemas"]["DeltaChange"][];
-            pagination: {
-                page: number;
-                limit: number;
-                total: number;
-                totalPages: number;
-            };
-        };
-        SearchHit: {
-            pipelineRunId: string;
-            /** @description The run's file name, as received. */
-            filename: string;
-            /** @description 0-based position of the row in the processed file (as the delta and `GET /files/json` count). */
-            rowIndex: number;
-            /** @description The row's number in the received file, counted from 1 over the data rows (header excluded), as row errors and rejects name it. null for runs processed before rejects listed skipped rows. */
-            inputRow: number | null;
-            rowData: {
-                [key: string]: unknown;
-            };
-            /** @description Fields whose value matched; empty when no searchTerm was given. */
-            matchingFields: string[];
-            processedAt: string | null;
-            pipelineName: string;
-            clientName: string;
-        };
-        SearchPagination: {
-            total: number;
-            offset: number;
-            limit: number;
-            returned: number;
-        };
-        SearchFilesResult: {
-            results: components["schemas"]["SearchHit"][];
-            pagination: components["schemas"]["SearchPagination"];
-            metadata: {
-                searchTerm: string | null;
-                caseSensitive: boolean;
-                searchDurationMs: number;
-                /** @description Runs whose processed file was read; runs without one are skipped. */
-                filesSearched: number;
-            };
-        };
-        FileLink: {
-            /** @description Works without the API key until it expires; bound to GET and to this file. */
-            url: string;
-            filename: string;
-            /** @description Seconds the link stays valid. */
-            expiresIn: number;
-            mimetype: string;
-        };
-        UploadPartLink: {
-            partNumber: number;
-            /** @description PUT this part's bytes here; the reply's ETag header is needed for completion. */
-            url: string;
-        };
-        /**
-         * @description `single`: one PUT of the whole file to `url`. `multipart`: one PUT per part, then upload-complete.
-         * @enum {string}
-         */
-        UploadMode: "single" | "multipart";
-        UploadTicket: {
-            mode: components["schemas"]["UploadMode"];
-            /** @description The object's path in the space; pass it to upload-complete and upload-abort. */
-            path: string;
-            /** @description `single` only: PUT the whole file here, with `headers`. */
-            url?: string;
-            /** @description Headers to send with the PUT (the content type bound into the link); empty for parts. */
-            headers: {
-                [key: string]: string;
-            };
-            /** @description `multipart` only. */
-            uploadId?: string;
-            /** @description `multipart` only: one link per part, in order. */
-            parts?: components["schemas"]["UploadPartLink"][];
-            /** @description `multipart` only: bytes per part; every part but the last is exactly this long (byte i belongs to part floor(i / partSize) + 1). */
-            partSize?: number;
-            /** @description Seconds the links stay valid. */
-            expiresIn: number;
-        };
-        AbortUploadResult: {
-            /** @description true: no upload with this id remains (its parts are gone); false: the id names no upload. */
-            aborted: boolean;
-        };
-        /** @enum {string} */
-        DocumentKind: "object" | "folder";
-        DocumentObject: {
-            path: string;
             name: string;
-            size: number;
-            etag: string;
-            contentType: string;
-            /** Format: date-time */
-            updatedAt: string;
-            /** @description Inside a pipeline-backed folder: changing it needs `force` and an admin key. */
-            protected: boolean;
-        };
-        DocumentEntry: {
-            kind: components["schemas"]["DocumentKind"];
-            path: string;
-            name: string;
-            /** @description Objects only. */
-            size?: number;
-            /** @description Objects only. */
-            etag?: string;
-            /** @description Objects only; from the extension on S3 listings (the object's metadata has the stored one). */
-            contentType?: string;
-            /**
-             * Format: date-time
-             * @description Objects only.
-             */
-            updatedAt?: string;
-            /** @description Inside a pipeline-backed folder: changing it needs `force` and an admin key. */
-            protected: boolean;
-        };
-        DocumentListing: {
-            connectionId: string;
-            /** @description The folder listed (normalised); empty for the root. */
-            path: string;
-            /** @description Folders and objects directly inside, in key order (UTF-8 bytes). */
-            entries: components["schemas"]["DocumentEntry"][];
-            nextCursor: string | null;
-        };
-        DocumentFolder: {
-            path: string;
-            /** @description false: it existed already (nothing changed). */
-            created: boolean;
-            /** @description Inside a pipeline-backed folder: changing it needs `force` and an admin key. */
-            protected: boolean;
-        };
-        MoveDocumentResult: {
-            kind: components["schemas"]["DocumentKind"];
-            from: string;
-            to: string;
-            /** @description Objects moved (a folder's, counted with its marker). */
-            objects: number;
-        };
-        DeleteDocumentResult: {
-            kind: components["schemas"]["DocumentKind"];
-            path: string;
-            /** @description Objects removed. */
-            objects: number;
-        };
-        BulkDeleteItem: {
-            /** @description As sent (normalised). */
-            path: string;
-            deleted: boolean;
-            /** @description What was deleted. */
-            kind?: components["schemas"]["DocumentKind"];
-            /** @description Objects removed for this path. */
-            objects: number;
-            /** @description Why this path was not deleted, as the error code a single delete would answer: not_found, conflict (pipeline-backed, no force), forbidden (force without an admin key). */
-            error?: {
-                error: string;
-                message: string;
-            };
-        };
-        BulkDeleteResult: {
-            /** @description One per path, in the order sent. */
-            results: components["schemas"]["BulkDeleteItem"][];
-            deleted: number;
-            failed: number;
-        };
-        UploadRunForm: {
-            /**
-             * Format: binary
-             * @description The file; its name becomes the run's filename.
-             */
-            file: string;
-        };
-        Error: {
-            /** @description What went wrong; names the field for bad input. */
-            message: string;
-            statusCode: number;
-            /** @enum {string} */
-            error: "invalid_input" | "feature_not_enabled" | "unsupported_version" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "api_version_sunset" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal";
-            /** @description Only with error api_version_sunset. */
-            migration_url?: string;
+            url: string;
         };
     };
     responses: {
-        /** @description The `x-api-key` header is missing, unknown or revoked (`unauthorized`). */
-        Unauthorized: {
+        /** @description Too many requests for this key (`rate_limited`); wait before sending more. */
+        RateLimited: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1716,8 +1716,8 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Too many requests for this key (`rate_limited`); wait before sending more. */
-        RateLimited: {
+        /** @description The `x-api-key` header is missing, unknown or revoked (`unauthorized`). */
+        Unauthorized: {
             headers: {
                 [name: string]: unknown;
             };
