@@ -87,6 +87,10 @@ const Env = z.object({
   JOB_CONCURRENCY: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(256, "must be at most 256").optional(),
   /** Largest file accepted by POST /pipelines/{id}/runs. */
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").default(5 * 1024 ** 3),
+  /** Largest sample POST /pipelines/{id}/preview and POST /schemas/infer read; a larger file is cut there (`truncated`). */
+  PREVIEW_MAX_BYTES: z.coerce.number().int("must be a whole number").min(1024, "must be at least 1024").max(1024 ** 3, "must be at most 1073741824 (1 GiB)").default(16 * 1024 ** 2),
+  /** A preview or schema inference stops reading its sample after this many milliseconds (`timedOut`). */
+  PREVIEW_TIMEOUT_MS: z.coerce.number().int("must be a whole number").min(100, "must be at least 100").max(300_000, "must be at most 300000").default(10_000),
   /** Lifetime of presigned file links, in seconds. */
   FILE_LINK_TTL_SECONDS: z.coerce.number().int().min(1, "must be at least 1").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(3600),
   /** How long an API key lookup is reused when no change was signalled (docs/decisions/hot-path.md); 0 looks every key up on every request. */
@@ -180,6 +184,8 @@ export interface Config {
   workers: number;
   jobConcurrency: number;
   maxUploadBytes: number;
+  /** Previews and schema inference: the sample's size limit and time limit. */
+  preview: { maxBytes: number; timeoutMs: number };
   fileLinkTtlSeconds: number;
   keyCacheTtlMs: number;
   /** Postgres: how long a cached read (a pipeline, a page of connections) may live on an instance when no change was signalled; 0: none kept. */
@@ -258,6 +264,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     workers: e.WORKERS ?? Math.max(1, availableParallelism()),
     jobConcurrency: e.JOB_CONCURRENCY ?? 2 * (e.WORKERS ?? Math.max(1, availableParallelism())),
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
+    preview: { maxBytes: e.PREVIEW_MAX_BYTES, timeoutMs: e.PREVIEW_TIMEOUT_MS },
     fileLinkTtlSeconds: e.FILE_LINK_TTL_SECONDS,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     readCacheTtlMs: e.READ_CACHE_TTL_MS,
