@@ -202,8 +202,8 @@ export async function previewSample(req: PreviewRequest): Promise<PreviewOutcome
     return finish(null);
   } catch (e) {
     if (e instanceof EngineInputError || e instanceof MappingConfigError || e instanceof SchemaCompileError) {
-      if (e instanceof EngineInputError && req.truncated && /zip|XLSX/i.test(e.message)) {
-        return finish(`The sample was cut at the preview's size limit, and a workbook cannot be read in part: send a smaller workbook (${e.message}).`);
+      if (e instanceof EngineInputError && req.truncated) {
+        return finish(`The sample was cut at the preview's size limit (PREVIEW_MAX_BYTES) before a whole record could be read: send a smaller sample (${e.message}).`);
       }
       return finish(e.message);
     }

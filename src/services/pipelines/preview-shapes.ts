@@ -43,8 +43,9 @@ export const PipelinePreview = z
         sheet: z.string().nullable(),
         recordPath: z.string().nullable(),
       })
+      .meta({ id: "PreviewDetected" })
       .nullable()
-      .meta({ id: "PreviewDetected", description: "How the sample was read; null when it could not be opened (run.errorMessage says why)." }),
+      .meta({ description: "How the sample was read; null when it could not be opened (run.errorMessage says why)." }),
     columns: z.array(z.string()).meta({ description: "The source columns, in file order." }),
     rows: z
       .array(
@@ -65,8 +66,9 @@ export const PipelinePreview = z
       .meta({ id: "PreviewVerdict", description: "What a run of this sample would end as under the mappings' validations." }),
     header: z
       .object({ missingColumns: z.array(z.string()), unusedColumns: z.array(z.string()), message: z.string().nullable() })
+      .meta({ id: "PreviewHeader" })
       .nullable()
-      .meta({ id: "PreviewHeader", description: "CSV, TSV, XLSX with a header row: mapped columns the header lacks, header columns nothing reads." }),
+      .meta({ description: "CSV, TSV, XLSX with a header row: mapped columns the header lacks, header columns nothing reads." }),
     truncated: z.boolean().meta({ description: "The file was larger than PREVIEW_MAX_BYTES: the sample is its start (its last, possibly cut, record left out)." }),
     timedOut: z.boolean().meta({ description: "Reading stopped at PREVIEW_TIMEOUT_MS; the counts cover the rows read." }),
     ms: z.number().int(),
