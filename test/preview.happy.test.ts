@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { gzipSync } from "node:zlib";
-import { Harness, type Reply, type TestWorkspace } from "./helpers/harness";
+import { Harness, type TestWorkspace } from "./helpers/harness";
 import { createPipeline, ITEM_MAPPINGS, type PipelineFixture } from "./helpers/runs";
+import { postSample } from "./helpers/sample";
 
 /**
  * POST /pipelines/{id}/preview: a sample through the engine under the saved
@@ -23,22 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h.close();
 });
-
-/** The sample form, in process. */
-export async function postSample(h: Harness, ws: TestWorkspace, path: string, file: { name: string; content: string | Uint8Array } | null, fields: Record<string, string> = {}): Promise<Reply> {
-  const form = new FormData();
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  if (file) form.append("file", new Blob([file.content as BlobPart]), file.name);
-  const res = await h.service.http.handle(
-    new Request(`http://localhost${path}`, { method: "POST", headers: { "x-api-key": ws.apiKey, "service-version": "2026-05-25" }, body: form }),
-  );
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch {}
-  return { status: res.status, headers: res.headers, body };
-}
 
 const SAMPLE = "SKU,Qty,Name,Colour\na-1,3, Bolt ,red\nb-2,ten,Nut,blue\nc-3,7,Washer,green\n,4,Pin,red\n";
 
