@@ -52,6 +52,7 @@ describe("REST preview", () => {
     expect(p.run).toEqual({ status: "completed", errorMessage: null });
     expect(p.truncated).toBe(false);
     expect(p.timedOut).toBe(false);
+    expect(p.applied).toEqual({ mappings: "saved", schemaId: fx.schema.id });
     await nothingStored();
   });
 
@@ -71,6 +72,7 @@ describe("REST preview", () => {
     expect(r.body.header.message).toContain("'Quantity'");
     expect(r.body.run.status).toBe("failed");
     expect(r.body.run.errorMessage).toContain("onInvalidRow is 'fail'");
+    expect(r.body.applied).toEqual({ mappings: "given", schemaId: fx.schema.id });
     // The saved pipeline is unchanged.
     const saved = await h.ok(ws, "GET", `/pipelines/${fx.pipeline.id}`);
     expect(saved.mappings.fieldMappings[1].source).toBe("Qty");
@@ -103,6 +105,9 @@ describe("REST preview", () => {
     expect(r.body.counts.total).toBe(whole);
     expect(r.body.counts.invalid).toBe(0);
     expect(r.body.rows).toHaveLength(100);
+    // Fields before the cut file are read; the answer did not wait for the rest of the upload.
+    const limited = await postSample(h, ws, `/pipelines/${fx.pipeline.id}/preview`, { name: "big.csv", content: big }, { limit: "3" });
+    expect(limited.body.rows).toHaveLength(3);
   });
 
   test("an unreadable sample answers the message a run would fail with", async () => {
@@ -153,7 +158,7 @@ describe("GraphQL and tRPC preview", () => {
       detected { format encoding gzip delimiter headerRow sheet recordPath } columns
       rows { inputRow valid source row errors { field message } }
       counts { total valid invalid skipped quarantined } run { status errorMessage }
-      header { missingColumns unusedColumns message } truncated timedOut ms } }`;
+      header { missingColumns unusedColumns message } applied { mappings schemaId } truncated timedOut ms } }`;
     const g = await h.graphql(ws.apiKey, q, { id: fx.pipeline.id, input: { sample: { filename: "items.csv", text: SAMPLE } } });
     expect(g.body.errors, JSON.stringify(g.body.errors)).toBeUndefined();
     const strip = (p: Record<string, unknown>) => ({ ...p, ms: 0 });

@@ -17,9 +17,11 @@ export interface SampleForm {
 
 /**
  * Reads a sample form (multipart, the file in `file`, options as text
- * fields before or after it): the file is streamed and kept only up to
- * `sampleBytes` (the rest read past, so fields after it still count), the
- * whole body at most `maxBodyBytes`.
+ * fields): the file is streamed and kept up to `sampleBytes`, the whole
+ * body at most `maxBodyBytes`. A file cut at `sampleBytes` ends the reading
+ * there, so the answer does not wait for the rest of a large upload: fields
+ * sent after such a file are not seen, so clients send them first (the
+ * answer's `applied` shows what was used).
  */
 export async function readSampleForm(request: Request, sampleBytes: number, maxBodyBytes: number): Promise<SampleForm> {
   const contentType = request.headers.get("content-type") ?? "";
@@ -63,7 +65,15 @@ export async function readSampleForm(request: Request, sampleBytes: number, maxB
       stream.on("limit", () => fail(tooLarge()));
       stream.on("error", () => {});
       sample = readSample(info.filename ?? "sample", stream, sampleBytes);
-      sample.catch(fail);
+      sample.then((s) => {
+        if (!s.truncated || settled) return;
+        // Cut at the limit: the rest of the upload is not read.
+        settled = true;
+        source.unpipe(parser);
+        source.destroy();
+        parser.destroy();
+        resolve({ sample: s, fields });
+      }, fail);
     });
     parser.on("field", (name, value, info) => {
       if (name === "file") fileAsField = true;

@@ -23,7 +23,9 @@ export interface PreviewPipelineOptions extends CallOptions {
  * the object store (the sample is bounded by PREVIEW_MAX_BYTES and the time
  * by PREVIEW_TIMEOUT_MS, docs/decisions/preview.md).
  */
-export async function previewPipeline(ctx: ServiceContext, opts: PreviewPipelineOptions & { signal?: AbortSignal }): Promise<PreviewOutcome> {
+export type PipelinePreviewResult = PreviewOutcome & { applied: { mappings: "saved" | "given"; schemaId: string } };
+
+export async function previewPipeline(ctx: ServiceContext, opts: PreviewPipelineOptions & { signal?: AbortSignal }): Promise<PipelinePreviewResult> {
   const workspaceId = opts.actor.workspaceId;
   const input = parseInput(PreviewPipelineInput, opts.input ?? {});
   const pipeline = await loadPipelineRow(ctx, { workspaceId, id: opts.id });
@@ -31,7 +33,7 @@ export async function previewPipeline(ctx: ServiceContext, opts: PreviewPipeline
   const schemaId = input.schemaId ?? pipeline.schemaId;
   const schema = await schemaForEngine(ctx, { workspaceId, schemaId });
   if (!schema) throw notFound("schema", schemaId);
-  return previewSample({
+  const outcome = await previewSample({
     filename: opts.sample.filename,
     bytes: opts.sample.bytes,
     truncated: opts.sample.truncated,
@@ -41,4 +43,5 @@ export async function previewPipeline(ctx: ServiceContext, opts: PreviewPipeline
     timeoutMs: ctx.settings.preview.timeoutMs,
     signal: opts.signal,
   });
+  return { ...outcome, applied: { mappings: input.mappings ? "given" : "saved", schemaId } };
 }

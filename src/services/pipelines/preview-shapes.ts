@@ -69,7 +69,12 @@ export const PipelinePreview = z
       .meta({ id: "PreviewHeader" })
       .nullable()
       .meta({ description: "CSV, TSV, XLSX with a header row: mapped columns the header lacks, header columns nothing reads." }),
-    truncated: z.boolean().meta({ description: "The file was larger than PREVIEW_MAX_BYTES: the sample is its start (its last, possibly cut, record left out)." }),
+    applied: z
+      .object({ mappings: z.enum(["saved", "given"]), schemaId: z.string() })
+      .meta({ id: "PreviewApplied", description: "What was tried: the pipeline's saved mappings or the given ones, and the schema." }),
+    truncated: z
+      .boolean()
+      .meta({ description: "The file was larger than PREVIEW_MAX_BYTES: the sample is its start (its last, possibly cut, record left out), and form fields after the file are not read." }),
     timedOut: z.boolean().meta({ description: "Reading stopped at PREVIEW_TIMEOUT_MS; the counts cover the rows read." }),
     ms: z.number().int(),
   })

@@ -11,9 +11,9 @@ export interface Sample {
 }
 
 /**
- * Reads a sample up to `maxBytes`: a longer file is cut at the limit (and
- * the rest of it read past, not kept), so the caller answers from what it
- * holds and says `truncated`.
+ * Reads a sample up to `maxBytes`: a longer file is cut at the limit and
+ * reading stops there (the caller closes the source), so the caller answers
+ * from what it holds and says `truncated`.
  */
 export async function readSample(filename: string, body: AsyncIterable<Uint8Array> | Uint8Array, maxBytes: number): Promise<Sample> {
   if (body instanceof Uint8Array) {
@@ -23,13 +23,12 @@ export async function readSample(filename: string, body: AsyncIterable<Uint8Arra
   let size = 0;
   let truncated = false;
   for await (const chunk of body) {
-    if (truncated) continue;
     const room = maxBytes - size;
     if (chunk.byteLength > room) {
       if (room > 0) chunks.push(chunk.subarray(0, room));
       size = maxBytes;
       truncated = true;
-      continue;
+      break;
     }
     chunks.push(chunk);
     size += chunk.byteLength;
