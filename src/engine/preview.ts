@@ -144,17 +144,22 @@ export async function previewSample(req: PreviewRequest): Promise<PreviewOutcome
     return { status: "completed", errorMessage: null };
   };
 
-  let held: { record: SourceRecord; index: number } | null = null;
+  let held: { record: unknown; index: number } | null = null;
   const rowErrors: RowError[] = [];
   try {
     const mapping = compileMapping({ fieldMappings: req.mappings.fieldMappings, schemaProperties: schemaProperties(req.schema.definition) });
     const validator = validatorFor(req.schema);
     const opts = parseOptionsOf(req);
-    const input = await openInput(once(req.bytes), opts);
+    // CSV/TSV: rows are mapped from their field arrays, as runs map them; a record object is built only for the rows returned.
+    const input = await openInput(once(req.bytes), { ...opts, fields: true });
     const s = input.summary;
-    const take = (record: SourceRecord, index: number) => {
+    const fields = input.fieldBatches && input.fields ? input.fields : null;
+    const batches: AsyncIterable<readonly unknown[]> = fields ? input.fieldBatches! : input.batches;
+    let map: (row: never, index: number, errors: RowError[]) => Record<string, unknown> = mapping.map;
+    let mapperReady = !fields;
+    const take = (item: unknown, index: number) => {
       counts.total++;
-      const row = mapRow(mapping.map, validator, record, index, rowErrors);
+      const row = mapRow(map, validator, item, index, rowErrors);
       if (row !== null) counts.valid++;
       else {
         counts.invalid++;
@@ -163,14 +168,19 @@ export async function previewSample(req: PreviewRequest): Promise<PreviewOutcome
         for (const e of rowErrors) if (errors.length < 20) errors.push(e);
       }
       if (rows.length < req.limit) {
+        const record = fields ? fields.record(item as never) : (item as SourceRecord);
         // An invalid row's mapped values are shown as they stood when validation stopped.
-        const shown = row ?? mapping.map(record as never, index, []);
+        const shown = row ?? mapping.map(record, index, []);
         rows.push({ inputRow: index + 1, valid: row !== null, source: record, row: shown, errors: rowErrors.map((e) => ({ field: e.field, message: e.message })) });
       }
     };
     let index = 0;
     try {
-      for await (const batch of input.batches) {
+      for await (const batch of batches) {
+        if (!mapperReady) {
+          map = mapping.forFields(fields!.columns());
+          mapperReady = true;
+        }
         for (const record of batch) {
           // A cut sample's last record may itself be cut: each record waits for the next before it counts.
           if (req.truncated) {
