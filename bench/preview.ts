@@ -3,7 +3,7 @@
  * sent (curl, streamed from disk); the service reads PREVIEW_MAX_BYTES of it
  * (default 16 MiB), answers the first 100 mapped rows and the counts over
  * that sample (`truncated`). Target: under 1 s. Embedded default, service as
- * its own process, once with the default limit and once with 4 MiB.
+ * its own process, once with the default limit (4 MiB) and once with 16 MiB.
  * Writes bench/results/preview.md.
  *   bun bench/preview.ts [rows=1000000] [repeats=5]
  */
@@ -14,7 +14,7 @@ import { benchPipeline, fmt, machine, peakRssMiB, startService, table, tempDir, 
 const rows = Number(process.argv[2] ?? 1_000_000);
 const repeats = Number(process.argv[3] ?? 5);
 const dir = tempDir("fps-bench-preview-");
-const LIMITS = [16 * 1024 ** 2, 4 * 1024 ** 2];
+const LIMITS = [4 * 1024 ** 2, 16 * 1024 ** 2];
 const sections: string[] = [];
 let svc = await startService();
 

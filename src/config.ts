@@ -88,7 +88,7 @@ const Env = z.object({
   /** Largest file accepted by POST /pipelines/{id}/runs. */
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").default(5 * 1024 ** 3),
   /** Largest sample POST /pipelines/{id}/preview and POST /schemas/infer read; a larger file is cut there (`truncated`). */
-  PREVIEW_MAX_BYTES: z.coerce.number().int("must be a whole number").min(1024, "must be at least 1024").max(1024 ** 3, "must be at most 1073741824 (1 GiB)").default(16 * 1024 ** 2),
+  PREVIEW_MAX_BYTES: z.coerce.number().int("must be a whole number").min(1024, "must be at least 1024").max(1024 ** 3, "must be at most 1073741824 (1 GiB)").default(4 * 1024 ** 2),
   /** A preview or schema inference stops reading its sample after this many milliseconds (`timedOut`). */
   PREVIEW_TIMEOUT_MS: z.coerce.number().int("must be a whole number").min(100, "must be at least 100").max(300_000, "must be at most 300000").default(10_000),
   /** Lifetime of presigned file links, in seconds. */
