@@ -1308,6 +1308,12 @@ export interface components {
             unusedColumns: string[];
             message: string | null;
         };
+        /** @description What was tried: the pipeline's saved mappings or the given ones, and the schema. */
+        PreviewApplied: {
+            /** @enum {string} */
+            mappings: "saved" | "given";
+            schemaId: string;
+        };
         PipelinePreview: {
             /** @description How the sample was read; null when it could not be opened (run.errorMessage says why). */
             detected: components["schemas"]["PreviewDetected"] | null;
@@ -1319,7 +1325,8 @@ export interface components {
             run: components["schemas"]["PreviewVerdict"];
             /** @description CSV, TSV, XLSX with a header row: mapped columns the header lacks, header columns nothing reads. */
             header: components["schemas"]["PreviewHeader"] | null;
-            /** @description The file was larger than PREVIEW_MAX_BYTES: the sample is its start (its last, possibly cut, record left out). */
+            applied: components["schemas"]["PreviewApplied"];
+            /** @description The file was larger than PREVIEW_MAX_BYTES: the sample is its start (its last, possibly cut, record left out), and form fields after the file are not read. */
             truncated: boolean;
             /** @description Reading stopped at PREVIEW_TIMEOUT_MS; the counts cover the rows read. */
             timedOut: boolean;
