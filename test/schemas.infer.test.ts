@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import ExcelJS from "exceljs";
+import JSZip from "jszip";
 import { ColumnStats, draftSchema, targetName } from "../src/services/schemas/infer";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { createPipeline } from "./helpers/runs";
@@ -140,6 +142,40 @@ describe("GraphQL and tRPC inference", () => {
       .catch((x) => x);
     expect(e.code).toBe("BAD_REQUEST");
     expect(e.message).toContain("sample.filename: must not be empty");
+  });
+});
+
+/** A workbook with a notes sheet first and the data in `Orders`, zipped in Excel's order (workbook first, as the streaming reader expects of real files). */
+async function workbook(): Promise<Uint8Array> {
+  const wb = new ExcelJS.Workbook();
+  wb.addWorksheet("Notes").addRow(["not data"]);
+  const sheet = wb.addWorksheet("Orders");
+  sheet.addRow(["SKU", "Qty", "Name"]);
+  sheet.addRow(["a-1", 3, "Bolt"]);
+  sheet.addRow(["b-2", 10, "Nut"]);
+  const src = await JSZip.loadAsync(new Uint8Array((await wb.xlsx.writeBuffer()) as ArrayBuffer));
+  const rank = (p: string) =>
+    ["[Content_Types].xml", "_rels/.rels", "xl/workbook.xml", "xl/_rels/workbook.xml.rels"].indexOf(p) + 1 ||
+    (p.startsWith("xl/worksheets/") ? 10 : p === "xl/sharedStrings.xml" ? 20 : 30);
+  const out = new JSZip();
+  const names = Object.keys(src.files)
+    .filter((p) => !src.files[p]!.dir)
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  for (const p of names) out.file(p, await src.files[p]!.async("uint8array"));
+  return out.generateAsync({ type: "uint8array", compression: "DEFLATE" });
+}
+
+describe("XLSX samples", () => {
+  test("inference from base64 (tRPC) on a named sheet, and a preview of the same workbook over REST", async () => {
+    const book = await workbook();
+    const d = await h.trpc(ws).schemas.infer({ sample: { filename: "orders.xlsx", base64: Buffer.from(book).toString("base64") }, options: { sheet: "Orders" } as never });
+    expect(d.detected.format).toBe("xlsx");
+    expect(d.definition.properties).toEqual({ sku: { type: "string", maxLength: 3 }, qty: { type: "integer" }, name: { type: "string", maxLength: 4 } });
+    const fx = await createPipeline(h, ws, { mappings: { fieldMappings: [{ source: "SKU", target: "sku" }, { source: "Qty", target: "qty" }, { source: "Name", target: "name" }], options: { sheet: "Orders" } } });
+    const r = await postSample(h, ws, `/pipelines/${fx.pipeline.id}/preview`, { name: "orders.xlsx", content: book });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.detected).toMatchObject({ format: "xlsx", sheet: "Orders", headerRow: true });
+    expect(r.body.rows.map((x: { row: unknown }) => x.row)).toEqual([{ sku: "a-1", qty: 3, name: "Bolt" }, { sku: "b-2", qty: 10, name: "Nut" }]);
   });
 });
 
