@@ -17,6 +17,7 @@ import "./files";
 import "./documents";
 import "./runs";
 import "./webhooks";
+import "./preview";
 
 const Connection = outputType(connections.Connection);
 const Schema = outputType(schemas.Schema);

@@ -74,6 +74,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
       fileLinkTtlSeconds: config.fileLinkTtlSeconds,
       documentsSingleUploadMaxBytes: config.documentsSingleUploadMaxBytes,
       maxUploadBytes: config.maxUploadBytes,
+      preview: config.preview,
       outboundUploadTtlSeconds: config.outboundUploadTtlSeconds,
       outboundMaxPartBytes: config.outboundMaxPartBytes,
       auditRetentionDays: config.auditRetentionDays,

@@ -125,6 +125,15 @@ describe("configuration", () => {
     expect(() => parseConfig({ KEY_CACHE_TTL_MS: "60001" })).toThrow("KEY_CACHE_TTL_MS: must be at most 60000");
   });
 
+  test("preview samples: 4 MiB and 10 s unless configured; bad values named", () => {
+    expect(parseConfig({}).preview).toEqual({ maxBytes: 4 * 1024 ** 2, timeoutMs: 10_000 });
+    expect(parseConfig({ PREVIEW_MAX_BYTES: "1048576", PREVIEW_TIMEOUT_MS: "500" }).preview).toEqual({ maxBytes: 1048576, timeoutMs: 500 });
+    expect(() => parseConfig({ PREVIEW_MAX_BYTES: "10" })).toThrow("PREVIEW_MAX_BYTES: must be at least 1024");
+    expect(() => parseConfig({ PREVIEW_MAX_BYTES: "lots" })).toThrow("PREVIEW_MAX_BYTES:");
+    expect(() => parseConfig({ PREVIEW_TIMEOUT_MS: "1.5" })).toThrow("PREVIEW_TIMEOUT_MS: must be a whole number");
+    expect(() => parseConfig({ PREVIEW_TIMEOUT_MS: "300001" })).toThrow("PREVIEW_TIMEOUT_MS: must be at most 300000");
+  });
+
   test("read cache (Postgres): reads kept at most 1 s unless configured; 0 turns it off; more than 60 s or a fraction refused", () => {
     expect(parseConfig({}).readCacheTtlMs).toBe(1000);
     expect(parseConfig({ READ_CACHE_TTL_MS: "0" }).readCacheTtlMs).toBe(0);

@@ -135,7 +135,11 @@ describe("/openapi.json", () => {
       "POST /outbound/uploads": "CreateOutboundUploadInput",
       "POST /outbound/uploads/:uploadId/complete": "CompleteOutboundUploadInput",
     };
-    const multipart: Record<string, string> = { "POST /pipelines/:id/runs": "UploadRunForm" };
+    const multipart: Record<string, string> = {
+      "POST /pipelines/:id/runs": "UploadRunForm",
+      "POST /pipelines/:id/preview": "PreviewForm",
+      "POST /schemas/infer": "InferSchemaForm",
+    };
     for (const r of restRoutes().filter((r) => r.method === "POST" || r.method === "PATCH")) {
       const key = `${r.method} ${r.path}`;
       const body = operation(r.method, r.path)?.requestBody;

@@ -29,6 +29,8 @@ export interface HeaderPlan {
   /** The mappings with each source spelled as in the header (the same array when nothing is renamed). */
   fieldMappings: readonly FieldMapping[];
   summary: HeaderSummary;
+  /** Mapped sources the header lacks (whether the run fails for them or proceeds). */
+  missing: readonly string[];
   /** The message the run fails with, or null. */
   problem: string | null;
 }
@@ -169,7 +171,7 @@ function compute(o: HeaderOptions): HeaderPlan {
         : "Rename one of the columns, or set mappings.options.headerMatch to 'exact'.";
     problem = `The file's header does not fit the mapping, so no row was read: ${problems.join("; ")}. The header is ${shown}. ${fixes}`;
   }
-  return { fieldMappings: renamed ? resolved : o.fieldMappings, summary, problem };
+  return { fieldMappings: renamed ? resolved : o.fieldMappings, summary, missing, problem };
 }
 
 /** What `pumpRows` (src/engine/process.ts) does with a header: asks for the mapping once, before the first row. */

@@ -52,6 +52,8 @@ export interface ServiceContext {
     /** Documents: largest upload answered with a `single` ticket (DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES). */
     documentsSingleUploadMaxBytes: number;
     maxUploadBytes: number;
+    /** Previews and schema inference: the sample's size limit (PREVIEW_MAX_BYTES) and time limit (PREVIEW_TIMEOUT_MS). */
+    preview: { maxBytes: number; timeoutMs: number };
     /** Lifetime of an outbound upload session that is not completed. */
     outboundUploadTtlSeconds: number;
     /** Largest body of one outbound upload part over REST. */

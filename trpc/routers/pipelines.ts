@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import * as pipelines from "../../src/services/pipelines";
+import { sampleAndRest } from "../../src/services/shared/sample";
 import { pagination } from "../../src/services/shared/shapes";
 import { ById, ByIdWith, input, procedure, router } from "../init";
 
@@ -22,5 +23,10 @@ export const pipelinesRouter = router({
     .mutation(async ({ ctx, input: { id, data } }) =>
       pipelines.presentPipeline(await pipelines.updatePipeline(ctx.svc, { actor: ctx.actor, id, input: data })),
     ),
+  /** A dry run on a sample given as text or base64 (docs/decisions/preview.md); a mutation, for its large input. */
+  preview: procedure.input(ByIdWith<pipelines.PreviewPipelineSampleInput>()).mutation(async ({ ctx, input: { id, data }, signal }) => {
+    const { sample, rest } = await sampleAndRest(data, ctx.svc.settings.preview.maxBytes);
+    return pipelines.previewPipeline(ctx.svc, { actor: ctx.actor, id, sample, input: rest, signal });
+  }),
   delete: procedure.input(ById).mutation(({ ctx, input: { id } }) => pipelines.deletePipeline(ctx.svc, { actor: ctx.actor, id })),
 });

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import * as schemas from "../../src/services/schemas";
+import { sampleAndRest } from "../../src/services/shared/sample";
 import { pagination } from "../../src/services/shared/shapes";
 import { ById, ByIdWith, input, procedure, router } from "../init";
 
@@ -18,5 +19,10 @@ export const schemasRouter = router({
   update: procedure
     .input(ByIdWith<schemas.UpdateSchemaInput>())
     .mutation(async ({ ctx, input: { id, data } }) => schemas.presentSchema(await schemas.updateSchema(ctx.svc, { actor: ctx.actor, id, input: data }))),
+  /** Drafts a schema from a sample given as text or base64; nothing is stored. A mutation, for its large input. */
+  infer: procedure.input(input<schemas.InferSchemaSampleInput>()).mutation(async ({ ctx, input: raw, signal }) => {
+    const { sample, rest } = await sampleAndRest(raw, ctx.svc.settings.preview.maxBytes);
+    return schemas.inferSchema(ctx.svc, { actor: ctx.actor, sample, input: rest, signal });
+  }),
   delete: procedure.input(ById).mutation(({ ctx, input: { id } }) => schemas.deleteSchema(ctx.svc, { actor: ctx.actor, id })),
 });

@@ -183,6 +183,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/schemas/infer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Draft a schema from a sample file
+         * @description `multipart/form-data`: the sample in `file`, and optionally `options` (JSON, as a pipeline's mappings.options). Answers a JSON Schema `definition` ready for POST /schemas, a suggested `fieldMappings` and the evidence per column. Nothing is stored. A file larger than PREVIEW_MAX_BYTES is read up to it (`truncated`).
+         */
+        post: operations["postSchemasInfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/schemas/{id}": {
         parameters: {
             query?: never;
@@ -246,6 +266,26 @@ export interface paths {
          * @description Members left out keep their value; `mappings` and `webhookIds` replace what was there.
          */
         patch: operations["patchPipelinesId"];
+        trace?: never;
+    };
+    "/pipelines/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a pipeline on a sample file (dry run)
+         * @description `multipart/form-data`: the sample in `file`; optional text fields `mappings` (JSON, as on save) and `schemaId` to try instead of the saved ones, and `limit` (rows returned, default 100, at most 1000). Nothing is stored and no run is made. A file larger than PREVIEW_MAX_BYTES is read up to it (`truncated`).
+         */
+        post: operations["postPipelinesIdPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/pipeline-runs": {
@@ -1254,6 +1294,60 @@ export interface components {
             expiresIn: number;
             mimetype: string;
         };
+        InferDetected: {
+            format: string;
+            encoding: string | null;
+            gzip: boolean;
+            delimiter: string | null;
+        };
+        InferSchemaForm: {
+            /**
+             * Format: binary
+             * @description The sample file; its name helps detect the format. Read up to PREVIEW_MAX_BYTES.
+             */
+            file: string;
+            /** @description JSON: how to read the sample, as mappings.options (format, delimiter, headerRow, encoding, recordPath, sheet). */
+            options?: string;
+        };
+        InferredColumn: {
+            source: string;
+            target: string;
+            /** @description null: nested values (objects, arrays) that no type here describes. */
+            type: ("integer" | "number" | "boolean" | "date" | "date-time" | "email" | "uri" | "string") | null;
+            required: boolean;
+            enum: string[] | null;
+            maxLength: number | null;
+            evidence: components["schemas"]["InferredColumnEvidence"];
+        };
+        InferredColumnEvidence: {
+            /** @description Non-empty cells. */
+            values: number;
+            /** @description Cells missing, empty or null. */
+            empties: number;
+            /** @description Distinct non-empty values; null past 1000. */
+            distinct: number | null;
+            examples: string[];
+        };
+        InferredFieldMapping: {
+            source: string;
+            target: string;
+        };
+        InferredSchema: {
+            /** @description A JSON Schema (draft 2020-12) of one row, ready for POST /schemas. */
+            definition: {
+                [key: string]: unknown;
+            };
+            /** @description A suggested mappings.fieldMappings: each source column to its normalized target. */
+            fieldMappings: components["schemas"]["InferredFieldMapping"][];
+            columns: components["schemas"]["InferredColumn"][];
+            detected: components["schemas"]["InferDetected"];
+            /** @description Records read from the sample. */
+            rows: number;
+            /** @description The file was larger than PREVIEW_MAX_BYTES: only its start was read (its last, possibly cut, record left out). */
+            truncated: boolean;
+            /** @description Reading stopped at PREVIEW_TIMEOUT_MS; the draft covers the rows read. */
+            timedOut: boolean;
+        };
         MappingOptions: {
             /**
              * @description Input format; inferred from the file name when absent.
@@ -1484,6 +1578,24 @@ export interface components {
             options?: components["schemas"]["MappingOptions"];
             validations?: components["schemas"]["MappingValidations"];
         };
+        PipelinePreview: {
+            /** @description How the sample was read; null when it could not be opened (run.errorMessage says why). */
+            detected: components["schemas"]["PreviewDetected"] | null;
+            /** @description The source columns, in file order. */
+            columns: string[];
+            /** @description The first `limit` rows, mapped and validated. */
+            rows: components["schemas"]["PreviewRow"][];
+            counts: components["schemas"]["PreviewCounts"];
+            run: components["schemas"]["PreviewVerdict"];
+            /** @description CSV, TSV, XLSX with a header row: mapped columns the header lacks, header columns nothing reads. */
+            header: components["schemas"]["PreviewHeader"] | null;
+            applied: components["schemas"]["PreviewApplied"];
+            /** @description The file was larger than PREVIEW_MAX_BYTES: the sample is its start (its last, possibly cut, record left out), and form fields after the file are not read. */
+            truncated: boolean;
+            /** @description Reading stopped at PREVIEW_TIMEOUT_MS; the counts cover the rows read. */
+            timedOut: boolean;
+            ms: number;
+        };
         PipelineRun: {
             id: string;
             filename: string;
@@ -1526,6 +1638,68 @@ export interface components {
         };
         /** @enum {string} */
         PipelineRunStatus: "pending" | "processing" | "completed" | "delivered" | "failed" | "acknowledged";
+        /** @description What was tried: the pipeline's saved mappings or the given ones, and the schema. */
+        PreviewApplied: {
+            /** @enum {string} */
+            mappings: "saved" | "given";
+            schemaId: string;
+        };
+        PreviewCounts: {
+            total: number;
+            valid: number;
+            invalid: number;
+            skipped: number;
+            quarantined: number;
+        };
+        PreviewDetected: {
+            format: string;
+            encoding: string | null;
+            gzip: boolean;
+            delimiter: string | null;
+            headerRow: boolean | null;
+            sheet: string | null;
+            recordPath: string | null;
+        };
+        PreviewForm: {
+            /**
+             * Format: binary
+             * @description The sample file; its name helps detect the format. Read up to PREVIEW_MAX_BYTES.
+             */
+            file: string;
+            /** @description JSON: mappings to try instead of the pipeline's ({ fieldMappings, options, validations }). */
+            mappings?: string;
+            /** @description A schema to validate against instead of the pipeline's. */
+            schemaId?: string;
+            /** @description Rows returned in full: 1 to 1000 (default 100). */
+            limit?: string;
+        };
+        PreviewHeader: {
+            missingColumns: string[];
+            unusedColumns: string[];
+            message: string | null;
+        };
+        PreviewRow: {
+            /** @description 1-based over data rows (header excluded). */
+            inputRow: number;
+            valid: boolean;
+            source: {
+                [key: string]: unknown;
+            };
+            row: {
+                [key: string]: unknown;
+            };
+            errors: components["schemas"]["PreviewRowError"][];
+        };
+        PreviewRowError: {
+            field: string;
+            message: string;
+        };
+        /** @description What a run of this sample would end as under the mappings' validations. */
+        PreviewVerdict: {
+            /** @enum {string} */
+            status: "completed" | "failed";
+            errorMessage: string | null;
+        };
         RunDelta: {
             baseRunId: string;
             compareRunId: string;
@@ -2968,6 +3142,46 @@ export interface operations {
             default: components["responses"]["Unexpected"];
         };
     };
+    postSchemasInfer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API version. Absent: the workspace default, else 2024-09-01. Latest: 2026-05-25. */
+                "Service-Version"?: components["parameters"]["ServiceVersion"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["InferSchemaForm"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InferredSchema"];
+                };
+            };
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
     getSchemasId: {
         parameters: {
             query?: never;
@@ -3430,6 +3644,57 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    postPipelinesIdPreview: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API version. Absent: the workspace default, else 2024-09-01. Latest: 2026-05-25. */
+                "Service-Version"?: components["parameters"]["ServiceVersion"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["PreviewForm"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelinePreview"];
+                };
+            };
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
             429: components["responses"]["RateLimited"];
             default: components["responses"]["Unexpected"];
         };

@@ -2,8 +2,10 @@ import { Elysia } from "elysia";
 import type { ServiceContext } from "../../services/context";
 import * as pipelines from "../../services/pipelines";
 import { DeleteResult } from "../../services/shared/shapes";
-import { callPlugin, type HttpOptions, presenter } from "../call";
+import { callPlugin, type HttpOptions, presenter, readsOwnBody } from "../call";
 import { describe, type RouteDescription, type RouteErrors } from "../openapi";
+import { jsonField, readSampleForm } from "../sample-form";
+import { formRef, PreviewForm } from "./sample-doc";
 import { bareList } from "./lists";
 
 const SAVE_ERRORS: RouteErrors = {
@@ -11,6 +13,9 @@ const SAVE_ERRORS: RouteErrors = {
   not_found: "no connection `clientId`, schema `schemaId` or webhook in `webhookIds`",
   conflict: "a pipeline with this `name` exists",
 };
+
+const PREVIEW_ROUTE = "/pipelines/:id/preview";
+readsOwnBody("POST", PREVIEW_ROUTE);
 
 export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
   // A pipeline from the read cache is presented once (the same for every version).
@@ -44,6 +49,29 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
           response: { one: pipelines.Pipeline },
           errors: SAVE_ERRORS,
         }),
+      },
+    )
+    .post(
+      PREVIEW_ROUTE,
+      async ({ call, params, request }) => {
+        // Refused before a byte of the sample is read.
+        await pipelines.getPipeline(svc, { ...call, id: params.id });
+        const { sample, fields } = await readSampleForm(request, svc.settings.preview.maxBytes, svc.settings.maxUploadBytes);
+        const input = { mappings: jsonField(fields, "mappings"), schemaId: fields.schemaId, limit: fields.limit };
+        return pipelines.previewPipeline(svc, { ...call, id: params.id, sample, input, signal: request.signal });
+      },
+      {
+        parse: "none",
+        detail: {
+          ...doc({
+            summary: "Preview a pipeline on a sample file (dry run)",
+            description:
+              "`multipart/form-data`: the sample in `file`; optional text fields `mappings` (JSON, as on save) and `schemaId` to try instead of the saved ones, and `limit` " +
+              "(rows returned, default 100, at most 1000). Nothing is stored and no run is made. A file larger than PREVIEW_MAX_BYTES is read up to it (`truncated`).",
+            response: { one: pipelines.PipelinePreview },
+          }),
+          requestBody: { required: true, content: { "multipart/form-data": { schema: formRef(PreviewForm) } } },
+        },
       },
     )
     .delete("/pipelines/:id", ({ call, params }) => pipelines.deletePipeline(svc, { ...call, id: params.id }), {

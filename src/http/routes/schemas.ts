@@ -2,9 +2,14 @@ import { Elysia } from "elysia";
 import type { ServiceContext } from "../../services/context";
 import * as schemas from "../../services/schemas";
 import { DeleteResult } from "../../services/shared/shapes";
-import { callPlugin, type HttpOptions } from "../call";
+import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
 import { describe, type RouteDescription } from "../openapi";
+import { jsonField, readSampleForm } from "../sample-form";
 import { pagedList } from "./lists";
+import { formRef, InferSchemaForm } from "./sample-doc";
+
+const INFER_ROUTE = "/schemas/infer";
+readsOwnBody("POST", INFER_ROUTE);
 
 export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
   const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Schemas"] });
@@ -22,6 +27,26 @@ export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: { conflict: "a schema with this `name` exists" },
       }),
     })
+    .post(
+      INFER_ROUTE,
+      async ({ call, request }) => {
+        const { sample, fields } = await readSampleForm(request, svc.settings.preview.maxBytes, svc.settings.maxUploadBytes);
+        return schemas.inferSchema(svc, { ...call, sample, input: { options: jsonField(fields, "options") }, signal: request.signal });
+      },
+      {
+        parse: "none",
+        detail: {
+          ...doc({
+            summary: "Draft a schema from a sample file",
+            description:
+              "`multipart/form-data`: the sample in `file`, and optionally `options` (JSON, as a pipeline's mappings.options). Answers a JSON Schema `definition` ready for " +
+              "POST /schemas, a suggested `fieldMappings` and the evidence per column. Nothing is stored. A file larger than PREVIEW_MAX_BYTES is read up to it (`truncated`).",
+            response: { one: schemas.InferredSchema },
+          }),
+          requestBody: { required: true, content: { "multipart/form-data": { schema: formRef(InferSchemaForm) } } },
+        },
+      },
+    )
     .get("/schemas/:id", async ({ call, params }) => schemas.presentSchema(await schemas.getSchema(svc, { ...call, id: params.id })), {
       detail: doc({ summary: "Get a schema", response: { one: schemas.Schema } }),
     })

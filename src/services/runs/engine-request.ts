@@ -67,6 +67,6 @@ function outboundFormat(run: Pick<RunRow, "metadata">, pipelineFormat: OutputFor
  * definition's hash is part of the version: two edits within one millisecond
  * (or under a stopped clock) must not reuse the old validator.
  */
-function schemaVersion(updatedAt: Date, definition: unknown): string {
+export function schemaVersion(updatedAt: Date, definition: unknown): string {
   return `${updatedAt.toISOString()}#${createHash("sha256").update(JSON.stringify(definition)).digest("base64url").slice(0, 16)}`;
 }

@@ -5,3 +5,5 @@ export { listSchemas } from "./list-schemas";
 export { presentSchema } from "./record";
 export { updateSchema } from "./update-schema";
 export * from "./shapes";
+export { inferSchema } from "./infer-schema";
+export * from "./infer-shapes";
