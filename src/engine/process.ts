@@ -35,6 +35,7 @@ export function parseOptions(req: ProcessRequest): ParseOptions {
     skipEmptyLines: o.skipEmptyLines,
     encoding: o.encoding,
     recordPath: o.recordPath,
+    fixedWidth: o.fixedWidth,
     // `sheet` is not one of the declared options (unknown members are kept), so read it loosely.
     sheet: typeof o.sheet === "string" ? o.sheet : undefined,
     limits: req.limits,

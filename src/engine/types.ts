@@ -1,13 +1,14 @@
 import type { RowError, RunCounts, RunMetadata } from "../domain/runs";
 import type { PipelineMappings } from "../services/pipelines/shapes";
 import type { StorageConfig, WriteObserver } from "../adapters/storage/port";
+import type { FixedWidthSpec } from "./parse/fixed";
 
 /**
  * The engine's contract: bytes in, records out, mapped, validated, written.
  * Pure and streaming: nothing here touches the database; the worker thread
  * (src/engine/worker.ts) reads and writes through the object store.
  */
-export const INPUT_FORMATS = ["csv", "tsv", "xlsx", "json", "ndjson", "xml"] as const;
+export const INPUT_FORMATS = ["csv", "tsv", "xlsx", "json", "ndjson", "xml", "fixed"] as const;
 export type InputFormat = (typeof INPUT_FORMATS)[number];
 export type OutputFormat = "json" | "csv" | "xml";
 
@@ -58,6 +59,8 @@ export interface ParseOptions {
   recordPath?: string;
   /** XLSX: the sheet to read (default the first). */
   sheet?: string;
+  /** Fixed-width text: the layout (required with format "fixed"). */
+  fixedWidth?: FixedWidthSpec;
   /** CSV/TSV line ending, given together with `delimiter` (a file read in parts, src/engine/split.ts); detected when absent. */
   newline?: "\n" | "\r\n" | "\r";
   limits?: Partial<ParseLimits>;

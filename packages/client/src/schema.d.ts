@@ -1050,12 +1050,34 @@ export interface components {
             delimiter?: string;
             transform?: components["schemas"]["Transform"];
         };
+        FixedWidthColumn: {
+            name: string;
+            start: number;
+            length?: number;
+            end?: number;
+        };
+        /** @description Positions count characters from 1; end is inclusive. */
+        FixedWidthOptions: {
+            columns: components["schemas"]["FixedWidthColumn"][];
+            /**
+             * @description Blanks cut from each value (default both).
+             * @enum {string}
+             */
+            trim?: "both" | "right" | "none";
+            /** @description Lines before the first record. */
+            skipLines?: number;
+            /** @description Only lines holding value at position start are records; others are passed over. */
+            recordType?: {
+                start: number;
+                value: string;
+            };
+        };
         MappingOptions: {
             /**
              * @description Input format; inferred from the file name when absent.
              * @enum {string}
              */
-            format?: "csv" | "tsv" | "json" | "ndjson" | "xml";
+            format?: "csv" | "tsv" | "json" | "ndjson" | "xml" | "fixed";
             delimiter?: string;
             quote?: string;
             /** @description CSV/TSV: the first row names the columns (default true). */
@@ -1070,6 +1092,8 @@ export interface components {
              * @enum {string}
              */
             outputFormat?: "csv" | "json" | "xml";
+            /** @description The layout read when format is "fixed". */
+            fixedWidth?: components["schemas"]["FixedWidthOptions"];
         } & {
             [key: string]: unknown;
         };

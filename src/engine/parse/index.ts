@@ -72,7 +72,7 @@ export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOp
   const choice = chooseEncoding(head, opts.encoding);
   await loadDecoder(choice);
   summary.encoding = choice.encoding;
-  if (!choice.encoding.startsWith("utf-16")) checkNotBinary(head, format ? format.toUpperCase() : "CSV, JSON or XML");
+  if (!choice.encoding.startsWith("utf-16")) checkNotBinary(head, format === "fixed" ? "fixed-width" : format ? format.toUpperCase() : "CSV, JSON or XML");
   const sample = decodeSample(head, choice);
   format ??= sniffFormat(head, sample);
   // An NDJSON file saved as .json: the name alone does not decide against the content.
@@ -80,6 +80,11 @@ export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOp
   const text = decodeText(reader.chunks(), choice);
 
   switch (format) {
+    case "fixed": {
+      if (!opts.fixedWidth) throw new EngineInputError('A fixed-width file needs its layout: set mappings.options.fixedWidth.columns (name, start, length or end).');
+      const { parseFixed } = await import("./fixed");
+      return { summary, batches: track(parseFixed(text, opts.fixedWidth, { skipEmptyLines: opts.skipEmptyLines ?? true, limits }, setColumns, notes)) };
+    }
     case "json":
     case "ndjson": {
       summary.format = format;
