@@ -15,6 +15,8 @@ export function createLogger(level: string): Logger {
       paths: [
         "*.sftpPassword",
         "*.sftpPrivateKey",
+        "*.pgpPrivateKey",
+        "*.pgpPassphrase",
         "*.sftpPassphrase",
         "*.awsPassword",
         "*.apiKey",

@@ -981,7 +981,7 @@ export interface components {
             inboundAddress: string;
         };
         /** @enum {string} */
-        CredentialName: "sftpPassword" | "sftpPrivateKey" | "sftpPassphrase" | "awsPassword";
+        CredentialName: "sftpPassword" | "sftpPrivateKey" | "sftpPassphrase" | "awsPassword" | "pgpPrivateKey" | "pgpPassphrase";
         Connection: {
             id: string;
             name: string;
@@ -991,6 +991,7 @@ export interface components {
             sftpUsername?: string;
             awsUserName?: string;
             awsPublicKey?: string;
+            pgpPartnerPublicKey?: string;
             ipWhitelist: string[];
             sftpServerDataId?: string;
             sftpServer?: components["schemas"]["SftpServer"];
@@ -1756,6 +1757,10 @@ export interface components {
                     awsUserName?: string | null;
                     awsPublicKey?: string | null;
                     awsPassword?: string | null;
+                    pgpPrivateKey?: string | null;
+                    pgpPassphrase?: string | null;
+                    /** @description The partner's public key: inbound OpenPGP files must be signed by it, and outbound files can be encrypted to it. */
+                    pgpPartnerPublicKey?: string | null;
                     ipWhitelist?: string[] | null;
                     sftpServerDataId?: string | null;
                     /** @description A customer's own SFTP endpoint. Folders are paths inside rootDirectory. */
@@ -1982,6 +1987,10 @@ export interface components {
                     awsUserName?: string | null;
                     awsPublicKey?: string | null;
                     awsPassword?: string | null;
+                    pgpPrivateKey?: string | null;
+                    pgpPassphrase?: string | null;
+                    /** @description The partner's public key: inbound OpenPGP files must be signed by it, and outbound files can be encrypted to it. */
+                    pgpPartnerPublicKey?: string | null;
                     ipWhitelist?: string[] | null;
                     sftpServerDataId?: string | null;
                     /** @description A customer's own SFTP endpoint. Folders are paths inside rootDirectory. */

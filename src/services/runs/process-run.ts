@@ -4,6 +4,7 @@ import type { ProcessOutcome } from "../../engine/types";
 import type { ServiceContext } from "../context";
 import { deliverRun, PermanentDeliveryError } from "../delivery";
 import { enqueueRunEvent } from "../run-events";
+import { connectionPgp } from "../connections/pgp-keys";
 import { engineRequest, schemaForEngine } from "./engine-request";
 import { loadRunRow, publishStatus, type RunRow } from "./record";
 
@@ -79,6 +80,8 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
 
   const outbound = row.direction === "outbound";
   const request = engineRequest(ctx, row, pipeline, schema);
+  const pgp = await connectionPgp(ctx, row);
+  if (pgp.inbound && !outbound) request.pgp = pgp.inbound;
   const outputFormat = request.outputFormat;
   const outcome: ProcessOutcome = await ctx.engine.process(request, opts.signal);
 
