@@ -5,7 +5,9 @@ import type { PgpKeys } from "../src/engine/parse/pgp";
 import { fetchLink } from "./helpers/fixture-runs";
 import { Gpg } from "./helpers/gpg";
 import { Harness, type TestWorkspace } from "./helpers/harness";
-import { createPipeline, ITEMS_CSV, uploadFile, waitForRun } from "./helpers/runs";
+import * as outbound from "./helpers/outbound";
+import { outboundPipeline } from "./helpers/outbound";
+import { createPipeline, ITEM_MAPPINGS, ITEMS_CSV, uploadFile, waitForRun } from "./helpers/runs";
 
 /**
  * OpenPGP input made by the real gpg: the service holds its own key pair
@@ -189,5 +191,34 @@ describe("an encrypted upload through the API", () => {
     const done = await waitForRun(h, ws, res.body.id, ["completed", "failed"]);
     expect(done.status).toBe("failed");
     expect(done.errorMessage).toMatch(/OpenPGP message: set pgpPrivateKey/);
+  });
+});
+
+describe("outbound delivery encrypted to the partner", () => {
+  test("the delivered file gets .pgp; gpg decrypts it with the partner's key and finds the service's good signature", async () => {
+    const conn = await pgpConnection();
+    const fx = await outboundPipeline(h, ws, { connectionId: conn.id, mappings: { ...ITEM_MAPPINGS, options: { outputFormat: "csv", pgpEncrypt: true } } });
+    const created = await outbound.startUpload(h, ws, { connectionName: conn.name, pipelineName: fx.pipeline.name, totalParts: 1, filename: "nightly.json" });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const done = await outbound.uploadAll(h, ws, created.body.uploadId, [[{ SKU: "x-1", Qty: "2", Name: "Pin" }]]);
+    const run = await waitForRun(h, ws, done.runId, ["delivered", "failed"]);
+    expect(run.status, run.errorMessage).toBe("delivered");
+    expect(run.metadata.delivery).toMatchObject({ filename: "nightly.csv.pgp", path: "/outbound/nightly.csv.pgp" });
+    expect(await outbound.readSpaceFile(h, ws, conn.id, "outbound/nightly.csv")).toBeNull();
+    const file = await outbound.readSpaceFile(h, ws, conn.id, "outbound/nightly.csv.pgp");
+    expect(new TextDecoder().decode(file!.subarray(0, 40))).not.toContain("sku,qty");
+    const { plain, status } = gpg.decrypt(file!);
+    expect(new TextDecoder().decode(plain)).toBe("sku,qty,name\r\nX-1,2,Pin\r\n");
+    expect(status).toMatch(/GOODSIG [0-9A-F]+ service <service@files\.example>/);
+  });
+
+  test("without a partner key the run fails saying what is missing", async () => {
+    const conn = await pgpConnection({ pgpPartnerPublicKey: null });
+    const fx = await outboundPipeline(h, ws, { connectionId: conn.id, mappings: { ...ITEM_MAPPINGS, options: { pgpEncrypt: true } } });
+    const created = await outbound.startUpload(h, ws, { connectionName: conn.name, pipelineName: fx.pipeline.name, totalParts: 1 });
+    const done = await outbound.uploadAll(h, ws, created.body.uploadId, [[{ SKU: "x-1", Qty: "2", Name: "Pin" }]]);
+    const run = await waitForRun(h, ws, done.runId, ["delivered", "failed"]);
+    expect(run.status).toBe("failed");
+    expect(run.errorMessage).toMatch(/pgpEncrypt\) but connection '.*' has no pgpPartnerPublicKey/);
   });
 });

@@ -1093,6 +1093,8 @@ export interface components {
              * @enum {string}
              */
             outputFormat?: "csv" | "json" | "xml";
+            /** @description Outbound: encrypt the delivered file to the connection's pgpPartnerPublicKey (the name gets .pgp). */
+            pgpEncrypt?: boolean;
             /** @description The layout read when format is "fixed". */
             fixedWidth?: components["schemas"]["FixedWidthOptions"];
         } & {

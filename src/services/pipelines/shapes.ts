@@ -95,6 +95,10 @@ export const MappingOptions = z
     encoding: z.enum(ENCODINGS).optional(),
     recordPath: z.string().max(500).optional().meta({ description: "JSON/XML: dotted path to the repeated record element." }),
     outputFormat: z.enum(OUTPUT_FORMATS).optional().meta({ description: "Outbound: the delivered file's format." }),
+    pgpEncrypt: z
+      .boolean()
+      .optional()
+      .meta({ description: "Outbound: encrypt the delivered file to the connection's pgpPartnerPublicKey (the name gets .pgp)." }),
     fixedWidth: FixedWidthOptions.optional().meta({ description: 'The layout read when format is "fixed".' }),
   })
   .superRefine((o, ctx) => {

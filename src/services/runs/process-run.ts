@@ -112,7 +112,7 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
   if (outbound && outcome.processed) {
     // Written to the connection's destination before the run says `delivered` (src/services/delivery).
     try {
-      metadata.delivery = await deliverRun(ctx, row, { key: outcome.processed.key, format: outputFormat });
+      metadata.delivery = await deliverRun(ctx, row, { key: outcome.processed.key, format: outputFormat, pgp: pipeline.mappings.options.pgpEncrypt ? pgp : undefined });
     } catch (e) {
       // Storage or the customer's server failing: the queue tries again with backoff, and the run fails after the last attempt with this message.
       if (!(e instanceof PermanentDeliveryError)) {
