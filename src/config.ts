@@ -91,6 +91,8 @@ const Env = z.object({
   MAX_DECOMPRESSED_BYTES: z.coerce.number().int("must be a whole number").positive("must be a positive number of bytes").default(5 * 1024 ** 3),
   /** Most bytes inflated per compressed byte, judged past the first 4 MiB: stops decompression bombs early. */
   MAX_DECOMPRESSION_RATIO: z.coerce.number().int("must be a whole number").min(2, "must be at least 2").max(100_000, "must be at most 100000").default(100),
+  /** Most members a zip archive may hold; checked from its central directory before anything is inflated. */
+  MAX_ARCHIVE_MEMBERS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(100_000, "must be at most 100000").default(1000),
   /** Lifetime of presigned file links, in seconds. */
   FILE_LINK_TTL_SECONDS: z.coerce.number().int().min(1, "must be at least 1").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(3600),
   /** How long an API key lookup is reused when no change was signalled (docs/decisions/hot-path.md); 0 looks every key up on every request. */
@@ -186,6 +188,8 @@ export interface Config {
   maxUploadBytes: number;
   /** What a compressed input may inflate to (MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSION_RATIO); the engine pool applies it. */
   decompression: { maxBytes: number; maxRatio: number };
+  /** Most members of a zip archive (MAX_ARCHIVE_MEMBERS). */
+  maxArchiveMembers: number;
   fileLinkTtlSeconds: number;
   keyCacheTtlMs: number;
   /** Postgres: how long a cached read (a pipeline, a page of connections) may live on an instance when no change was signalled; 0: none kept. */
@@ -265,6 +269,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     jobConcurrency: e.JOB_CONCURRENCY ?? 2 * (e.WORKERS ?? Math.max(1, availableParallelism())),
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     decompression: { maxBytes: e.MAX_DECOMPRESSED_BYTES, maxRatio: e.MAX_DECOMPRESSION_RATIO },
+    maxArchiveMembers: e.MAX_ARCHIVE_MEMBERS,
     fileLinkTtlSeconds: e.FILE_LINK_TTL_SECONDS,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     readCacheTtlMs: e.READ_CACHE_TTL_MS,

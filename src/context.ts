@@ -69,6 +69,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
       maxUploadBytes: config.maxUploadBytes,
       outboundUploadTtlSeconds: config.outboundUploadTtlSeconds,
       outboundMaxPartBytes: config.outboundMaxPartBytes,
+      archive: { maxMembers: config.maxArchiveMembers, maxBytes: config.decompression.maxBytes, maxRatio: config.decompression.maxRatio },
     },
   };
 }

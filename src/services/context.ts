@@ -50,6 +50,8 @@ export interface ServiceContext {
     outboundUploadTtlSeconds: number;
     /** Largest body of one outbound upload part over REST. */
     outboundMaxPartBytes: number;
+    /** Zip archives: most members (MAX_ARCHIVE_MEMBERS), total inflated bytes and ratio (MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSION_RATIO). */
+    archive: { maxMembers: number; maxBytes: number; maxRatio: number };
   };
 }
 

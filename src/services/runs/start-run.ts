@@ -10,6 +10,7 @@ import type { ServiceContext } from "../context";
 import { streamed } from "../shared/streamed";
 import type { Speculation } from "../../engine/types";
 import type { PipelineRow } from "../pipelines/record";
+import { isArchiveName, splitArchive } from "./archive";
 import { engineRequest, type RunForEngine, schemaForEngine } from "./engine-request";
 import { pipelineForFiles } from "./pipeline-for-files";
 import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "./record";
@@ -40,6 +41,8 @@ export interface StartRunOptions {
   expectedBytes?: number;
   /** Facts about the arrival kept in the run's metadata (e.g. the e-mail sender). */
   metadata?: Record<string, unknown>;
+  /** A member of a zip archive: the archive's run and the member's path in it (metadata.archive). */
+  archive?: { runId: string; filename: string; member: string };
 }
 
 /**
@@ -61,7 +64,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     .where(eq(ctx.db.t.connections.id, pipeline.connectionId));
 
   const id = newId("run");
-  const metadata: RunRow["metadata"] = { source: opts.source, ...(opts.metadata ? { arrival: opts.metadata } : {}) };
+  const metadata: RunRow["metadata"] = { source: opts.source, ...(opts.metadata ? { arrival: opts.metadata } : {}), ...(opts.archive ? { archive: opts.archive } : {}) };
   const filename = safeFilename(opts.filename, `upload-${id}`);
   const keys = runKeys(workspaceId, id, filename);
   const mimetype = contentType(opts.mimetype, filename);
@@ -90,6 +93,31 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
   // so the ~40 ms pause would idle both (6% of the 1M-row run), and `streamed` already bounded the upload's garbage.
   if (!early && stored.size >= COLLECT_AFTER_BYTES) fullGC();
 
+  // A zip archive: each member the pipeline reads becomes its own run through this same door; the archive's run only records them.
+  const archive = isArchiveName(filename) && pipeline.direction === "inbound" && !opts.archive;
+  if (archive) {
+    try {
+      const body = await ctx.storage.get(keys.original);
+      if (!body) throw new Error(`the stored archive ${keys.original} is missing`);
+      metadata.archive = await splitArchive(body, ctx.settings.archive, pipeline.mappings.options.format, async (m, bytes) => {
+        const run = await startRun(ctx, {
+          ...opts,
+          filename: m.filename,
+          body: bytes,
+          mimetype: undefined,
+          path: `${opts.path ?? keys.original}#${m.member}`,
+          idempotencyKey: opts.idempotencyKey ? `${opts.idempotencyKey}#${m.member}` : undefined,
+          expectedBytes: undefined,
+          archive: { runId: id, filename, member: m.member },
+        });
+        return run.row.id;
+      });
+    } catch (e) {
+      await ctx.storage.delete(keys.original).catch(() => {});
+      throw e;
+    }
+  }
+
   const now = ctx.clock.now();
   const row: RunRow = {
     id,
@@ -100,7 +128,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     connectionName: conn?.name ?? "",
     schemaId: pipeline.schemaId,
     direction: pipeline.direction,
-    status: "pending",
+    status: archive ? "completed" : "pending",
     source: opts.source,
     filename,
     path: opts.path ?? keys.original,
@@ -113,7 +141,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     errorMessage: null,
     attempt: 1,
     idempotencyKey: opts.idempotencyKey ?? null,
-    processedAt: null,
+    processedAt: archive ? now : null,
     createdAt: now,
     updatedAt: now,
   };
@@ -121,7 +149,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
   try {
     await ctx.db.tx(async (w) => {
       await w.insert(ctx.db.t.pipelineRuns).values(row);
-      await ctx.queue.enqueue(w, { name: RUN_JOB, payload, key: runJobKey(id, 1), maxAttempts: RUN_JOB_ATTEMPTS });
+      if (!archive) await ctx.queue.enqueue(w, { name: RUN_JOB, payload, key: runJobKey(id, 1), maxAttempts: RUN_JOB_ATTEMPTS });
     });
   } catch (e) {
     early?.cancel(e instanceof Error ? e : new Error(String(e)));
@@ -133,7 +161,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     }
     throw e;
   }
-  await publishStatus(ctx, row, "pending", null);
+  await publishStatus(ctx, row, row.status as "pending", null);
   // The run as created: a worker may already have taken it, but the caller is told what it started.
   return { row, pipelineName: pipeline.name, connectionName: conn?.name ?? null };
 }
