@@ -104,3 +104,14 @@ describe("a zip upload", () => {
     expect((await runsOf(fx.pipeline.id)).length).toBe(before);
   });
 });
+
+describe("e-mail attachments", () => {
+  test("zip and OpenPGP attachments are formats a connection can allow", async () => {
+    const { attachmentFormat } = await import("../src/services/email-inbox/rules");
+    expect(attachmentFormat("batch.zip", null).format).toBe("zip");
+    expect(attachmentFormat("orders.csv.gpg", null).format).toBe("pgp");
+    expect(attachmentFormat(null, "application/pgp-encrypted").format).toBe("pgp");
+    const conn = await h.ok(ws, "POST", "/connections", { name: "Mail with archives", type: "EMAIL", emailAllowedFormats: ["zip", "pgp", "csv"] });
+    expect(conn.emailAllowedFormats).toEqual(["zip", "pgp", "csv"]);
+  });
+});

@@ -1776,7 +1776,7 @@ export interface components {
                         /** @description Where files taken from inboundFolder are moved once their runs started; null (the default) leaves them in place. */
                         processedFolder?: string | null;
                     };
-                    emailAllowedFormats?: ("csv" | "tsv" | "txt" | "json" | "ndjson" | "xml")[];
+                    emailAllowedFormats?: ("csv" | "tsv" | "txt" | "json" | "ndjson" | "xml" | "zip" | "pgp")[];
                     emailAllowedSenders?: string[] | null;
                     emailSubjectFilter?: string | null;
                 };
@@ -2006,7 +2006,7 @@ export interface components {
                         /** @description Where files taken from inboundFolder are moved once their runs started; null (the default) leaves them in place. */
                         processedFolder?: string | null;
                     };
-                    emailAllowedFormats?: ("csv" | "tsv" | "txt" | "json" | "ndjson" | "xml")[];
+                    emailAllowedFormats?: ("csv" | "tsv" | "txt" | "json" | "ndjson" | "xml" | "zip" | "pgp")[];
                     emailAllowedSenders?: string[] | null;
                     emailSubjectFilter?: string | null;
                 };

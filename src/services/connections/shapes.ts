@@ -10,7 +10,7 @@ const ConnectionTypeShape = z
   .meta({ id: "ConnectionType" });
 
 /** Attachment formats an EMAIL connection can accept (the formats the pipeline engine parses). */
-export const FILE_FORMATS = ["csv", "tsv", "txt", "json", "ndjson", "xml"] as const;
+export const FILE_FORMATS = ["csv", "tsv", "txt", "json", "ndjson", "xml", "zip", "pgp"] as const;
 
 /** The service's own SFTP server, which every hosted connection is bound to. */
 export const HOSTED_SERVER_ID = "srv_hosted";
