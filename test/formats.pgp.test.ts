@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { gzipSync } from "node:zlib";
 import { openInput } from "../src/engine/parse";
-import type { PgpKeys } from "../src/engine/parse/pgp";
+import { isPgpInput, type PgpKeys } from "../src/engine/parse/pgp";
 import { fetchLink } from "./helpers/fixture-runs";
 import { Gpg } from "./helpers/gpg";
 import { Harness, type TestWorkspace } from "./helpers/harness";
@@ -65,6 +65,15 @@ describe("the engine decrypts OpenPGP input", () => {
       expect(rows[1]).toEqual({ SKU: "b-2", Qty: "10", Name: "Nut" });
       expect(summary).toMatchObject({ format: "csv", pgp: { signatureVerified: true } });
     }
+  });
+
+  test("text is not taken for a message: names and first bytes decide", () => {
+    const enc = (t: string) => new TextEncoder().encode(t);
+    expect(isPgpInput(enc("Éclair,Qty\nA,1\n"), "x.csv")).toBe(false);
+    expect(isPgpInput(enc("SKU,Qty\n"), "x.csv")).toBe(false);
+    expect(isPgpInput(enc("SKU,Qty\n"), "x.csv.gpg")).toBe(true);
+    expect(isPgpInput(signedByPartner("a"), "upload")).toBe(true);
+    expect(isPgpInput(enc("\n  -----BEGIN PGP MESSAGE-----\n"), "upload")).toBe(true);
   });
 
   test("a larger file streams through in pieces", async () => {
