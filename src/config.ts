@@ -97,6 +97,8 @@ const Env = z.object({
   PREVIEW_MAX_BYTES: z.coerce.number().int("must be a whole number").min(1024, "must be at least 1024").max(1024 ** 3, "must be at most 1073741824 (1 GiB)").default(4 * 1024 ** 2),
   /** A preview or schema inference stops reading its sample after this many milliseconds (`timedOut`). */
   PREVIEW_TIMEOUT_MS: z.coerce.number().int("must be a whole number").min(100, "must be at least 100").max(300_000, "must be at most 300000").default(10_000),
+  /** Most members a zip archive may hold; checked from its central directory before anything is inflated. */
+  MAX_ARCHIVE_MEMBERS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(100_000, "must be at most 100000").default(1000),
   /** Lifetime of presigned file links, in seconds. */
   FILE_LINK_TTL_SECONDS: z.coerce.number().int().min(1, "must be at least 1").max(7 * 24 * 3600, "must be at most 604800 (7 days)").default(3600),
   /** How long an API key lookup is reused when no change was signalled (docs/decisions/hot-path.md); 0 looks every key up on every request. */
@@ -207,6 +209,8 @@ export interface Config {
   decompression: { maxBytes: number; maxRatio: number };
   /** Previews and schema inference: the sample's size limit and time limit. */
   preview: { maxBytes: number; timeoutMs: number };
+  /** Most members of a zip archive (MAX_ARCHIVE_MEMBERS). */
+  maxArchiveMembers: number;
   fileLinkTtlSeconds: number;
   keyCacheTtlMs: number;
   /** Postgres: how long a cached read (a pipeline, a page of connections) may live on an instance when no change was signalled; 0: none kept. */
@@ -299,6 +303,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     decompression: { maxBytes: e.MAX_DECOMPRESSED_BYTES, maxRatio: e.MAX_DECOMPRESSION_RATIO },
     preview: { maxBytes: e.PREVIEW_MAX_BYTES, timeoutMs: e.PREVIEW_TIMEOUT_MS },
+    maxArchiveMembers: e.MAX_ARCHIVE_MEMBERS,
     fileLinkTtlSeconds: e.FILE_LINK_TTL_SECONDS,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     readCacheTtlMs: e.READ_CACHE_TTL_MS,

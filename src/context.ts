@@ -78,6 +78,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
       outboundUploadTtlSeconds: config.outboundUploadTtlSeconds,
       outboundMaxPartBytes: config.outboundMaxPartBytes,
       auditRetentionDays: config.auditRetentionDays,
+      archive: { maxMembers: config.maxArchiveMembers, maxBytes: config.decompression.maxBytes, maxRatio: config.decompression.maxRatio },
     },
   };
 }

@@ -21,6 +21,8 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       paths: [
         "*.sftpPassword",
         "*.sftpPrivateKey",
+        "*.pgpPrivateKey",
+        "*.pgpPassphrase",
         "*.sftpPassphrase",
         "*.awsPassword",
         "*.apiKey",

@@ -49,7 +49,7 @@ export interface RunMetadata {
   /** The first invalid rows' errors (at most 20). */
   errors?: RowError[];
   /** Input format as read (csv, tsv, xlsx, json, ndjson, xml), encoding, and whether it was gzipped. */
-  input?: { format: string; encoding?: string; gzip?: boolean; header?: HeaderSummary };
+  input?: { format: string; encoding?: string; gzip?: boolean; header?: HeaderSummary; pgp?: { signatureVerified: boolean } };
   output?: { format: string; size: number; rows: number };
   /** `whileArriving`: processing began while the file was still being received (docs/decisions/engine.md). */
   timings?: { queuedMs?: number; processMs?: number; totalMs?: number; whileArriving?: boolean };

@@ -178,7 +178,7 @@ export interface EnginePoolStats {
 }
 
 /** Names the engine reads only whole (workbooks, JSON and XML documents, gzip). */
-const WHOLE_ONLY = /\.(xlsx|xls|json|xml|gz|gzip|zip)$/i;
+const WHOLE_ONLY = /\.(xlsx|xls|json|xml|gz|gzip|zip|pgp|gpg|asc)$/i;
 
 /** Whether a file may be striped, by its request alone (the first bytes decide the rest, in split.ts). */
 function mayStripe(req: ProcessRequest): boolean {

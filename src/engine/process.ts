@@ -44,6 +44,8 @@ export function parseOptions(req: ProcessRequest): ParseOptions {
     skipEmptyLines: o.skipEmptyLines,
     encoding: o.encoding,
     recordPath: o.recordPath,
+    fixedWidth: o.fixedWidth,
+    pgp: req.pgp,
     // `sheet` is not one of the declared options (unknown members are kept), so read it loosely.
     sheet: typeof o.sheet === "string" ? o.sheet : undefined,
     limits: req.limits,
@@ -96,7 +98,7 @@ export async function processFile(req: ProcessRequest, store: ObjectStore, signa
     await reader?.cancel().catch(() => {});
     reader = null;
   };
-  const inputInfo = () => (summary ? { format: summary.format, encoding: summary.encoding, gzip: summary.gzip } : undefined);
+  const inputInfo = () => (summary ? { format: summary.format, encoding: summary.encoding, gzip: summary.gzip, ...(summary.pgp ? { pgp: summary.pgp } : {}) } : undefined);
 
   /** `internalError` set: not the file's fault, a retry may succeed; unset: the file's, a retry cannot help. */
   const fail = async (errorMessage: string, internalError?: string): Promise<ProcessOutcome> => {

@@ -7,6 +7,7 @@ import type { FieldMapping } from "../services/pipelines/shapes";
 import { openInput } from "./parse";
 import { isGzip } from "./parse/bytes";
 import { type HeaderSummary, hasHeader, headerPlanFor, mappingFor } from "./header";
+import { isPgpInput } from "./parse/pgp";
 import { chunksOf, parseOptions, pumpRows } from "./process";
 import { HEAD_BYTES, type SplitPlan, type StripeResult, type StripeSource, type StripeTask } from "./stripe-plan";
 import { type ParseOptions, type ProcessRequest, UnclosedQuoteError } from "./types";
@@ -59,7 +60,7 @@ export async function planSplit(req: ProcessRequest, head: Uint8Array): Promise<
   if (o.headerRow === false || o.skipEmptyLines === false || (o.format !== undefined && o.format !== "csv" && o.format !== "tsv" && o.format !== "ndjson")) return null;
   const quote = o.quote ?? '"';
   if (quote.length !== 1 || quote.charCodeAt(0) > 127) return null;
-  if (head.length === 0 || isGzip(head)) return null;
+  if (head.length === 0 || isGzip(head) || isPgpInput(head, req.filename)) return null;
 
   // The same detection the whole file gets; the batches are never read.
   let format: string;

@@ -1,13 +1,15 @@
 import type { RowError, RunCounts, RunMetadata } from "../domain/runs";
 import type { PipelineMappings } from "../services/pipelines/shapes";
 import type { StorageConfig, WriteObserver } from "../adapters/storage/port";
+import type { FixedWidthSpec } from "./parse/fixed";
+import type { PgpKeys } from "./parse/pgp";
 
 /**
  * The engine's contract: bytes in, records out, mapped, validated, written.
  * Pure and streaming: nothing here touches the database; the worker thread
  * (src/engine/worker.ts) reads and writes through the object store.
  */
-export const INPUT_FORMATS = ["csv", "tsv", "xlsx", "json", "ndjson", "xml"] as const;
+export const INPUT_FORMATS = ["csv", "tsv", "xlsx", "json", "ndjson", "xml", "fixed"] as const;
 export type InputFormat = (typeof INPUT_FORMATS)[number];
 export type OutputFormat = "json" | "csv" | "xml";
 
@@ -58,6 +60,10 @@ export interface ParseOptions {
   recordPath?: string;
   /** XLSX: the sheet to read (default the first). */
   sheet?: string;
+  /** OpenPGP input: the connection's keys, when it has a private key. */
+  pgp?: PgpKeys;
+  /** Fixed-width text: the layout (required with format "fixed"). */
+  fixedWidth?: FixedWidthSpec;
   /** CSV/TSV line ending, given together with `delimiter` (a file read in parts, src/engine/split.ts); detected when absent. */
   newline?: "\n" | "\r\n" | "\r";
   limits?: Partial<ParseLimits>;
@@ -81,6 +87,8 @@ export interface ParseSummary {
   format: InputFormat;
   encoding?: string;
   gzip: boolean;
+  /** The input was an OpenPGP message, decrypted (and its signature checked when the connection has the partner's key). */
+  pgp?: { signatureVerified: boolean };
   /** Column names in file order (CSV/TSV/XLSX header; first-seen keys otherwise). */
   columns: string[];
 }
@@ -116,6 +124,8 @@ export interface ProcessRequest {
   schema: SchemaRef;
   /** Settings-derived parse limits (MAX_DECOMPRESSED_BYTES, ...); the pool fills them from its options. */
   limits?: Partial<ParseLimits>;
+  /** The connection's OpenPGP keys (set when it has pgpPrivateKey): an OpenPGP input is decrypted with them. */
+  pgp?: PgpKeys;
   /** The original's size in bytes, when the caller knows it (the runs service always does): without it, or under `minSplitBytes`, one worker reads the file. */
   size?: number;
 }

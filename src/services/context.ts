@@ -60,6 +60,8 @@ export interface ServiceContext {
     outboundMaxPartBytes: number;
     /** Audit records older than this are deleted by the retention job. */
     auditRetentionDays: number;
+    /** Zip archives: most members (MAX_ARCHIVE_MEMBERS), total inflated bytes and ratio (MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSION_RATIO). */
+    archive: { maxMembers: number; maxBytes: number; maxRatio: number };
   };
 }
 

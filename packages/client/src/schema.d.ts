@@ -1125,6 +1125,7 @@ export interface components {
             sftpUsername?: string;
             awsUserName?: string;
             awsPublicKey?: string;
+            pgpPartnerPublicKey?: string;
             ipWhitelist: string[];
             sftpServerDataId?: string;
             sftpServer?: components["schemas"]["SftpServer"];
@@ -1189,7 +1190,7 @@ export interface components {
             secret: string;
         };
         /** @enum {string} */
-        CredentialName: "sftpPassword" | "sftpPrivateKey" | "sftpPassphrase" | "awsPassword";
+        CredentialName: "sftpPassword" | "sftpPrivateKey" | "sftpPassphrase" | "awsPassword" | "pgpPrivateKey" | "pgpPassphrase";
         DeleteDocumentResult: {
             kind: components["schemas"]["DocumentKind"];
             path: string;
@@ -1294,6 +1295,28 @@ export interface components {
             expiresIn: number;
             mimetype: string;
         };
+        FixedWidthColumn: {
+            name: string;
+            start: number;
+            length?: number;
+            end?: number;
+        };
+        /** @description Positions count characters from 1; end is inclusive. */
+        FixedWidthOptions: {
+            columns: components["schemas"]["FixedWidthColumn"][];
+            /**
+             * @description Blanks cut from each value (default both).
+             * @enum {string}
+             */
+            trim?: "both" | "right" | "none";
+            /** @description Lines before the first record. */
+            skipLines?: number;
+            /** @description Only lines holding value at position start are records; others are passed over. */
+            recordType?: {
+                start: number;
+                value: string;
+            };
+        };
         InferDetected: {
             format: string;
             encoding: string | null;
@@ -1353,7 +1376,7 @@ export interface components {
              * @description Input format; inferred from the file name when absent.
              * @enum {string}
              */
-            format?: "csv" | "tsv" | "json" | "ndjson" | "xml";
+            format?: "csv" | "tsv" | "json" | "ndjson" | "xml" | "fixed";
             delimiter?: string;
             quote?: string;
             /** @description CSV/TSV: the first row names the columns (default true). */
@@ -1383,6 +1406,10 @@ export interface components {
              * @enum {string}
              */
             emptyCells?: "absent" | "empty-string" | "null";
+            /** @description Outbound: encrypt the delivered file to the connection's pgpPartnerPublicKey (the name gets .pgp). */
+            pgpEncrypt?: boolean;
+            /** @description The layout read when format is "fixed". */
+            fixedWidth?: components["schemas"]["FixedWidthOptions"];
         } & {
             [key: string]: unknown;
         };
@@ -1990,6 +2017,10 @@ export interface components {
                     awsUserName?: string | null;
                     awsPublicKey?: string | null;
                     awsPassword?: string | null;
+                    pgpPrivateKey?: string | null;
+                    pgpPassphrase?: string | null;
+                    /** @description The partner's public key: inbound OpenPGP files must be signed by it, and outbound files can be encrypted to it. */
+                    pgpPartnerPublicKey?: string | null;
                     ipWhitelist?: string[] | null;
                     sftpServerDataId?: string | null;
                     /** @description A customer's own SFTP endpoint. Folders are paths inside rootDirectory. */
@@ -2003,7 +2034,7 @@ export interface components {
                         /** @description Where files taken from inboundFolder are moved once their runs started; null (the default) leaves them in place. */
                         processedFolder?: string | null;
                     };
-                    emailAllowedFormats?: ("csv" | "tsv" | "txt" | "json" | "ndjson" | "xml")[];
+                    emailAllowedFormats?: ("csv" | "tsv" | "txt" | "json" | "ndjson" | "xml" | "zip" | "pgp")[];
                     emailAllowedSenders?: string[] | null;
                     emailSubjectFilter?: string | null;
                 };
@@ -2216,6 +2247,10 @@ export interface components {
                     awsUserName?: string | null;
                     awsPublicKey?: string | null;
                     awsPassword?: string | null;
+                    pgpPrivateKey?: string | null;
+                    pgpPassphrase?: string | null;
+                    /** @description The partner's public key: inbound OpenPGP files must be signed by it, and outbound files can be encrypted to it. */
+                    pgpPartnerPublicKey?: string | null;
                     ipWhitelist?: string[] | null;
                     sftpServerDataId?: string | null;
                     /** @description A customer's own SFTP endpoint. Folders are paths inside rootDirectory. */
@@ -2229,7 +2264,7 @@ export interface components {
                         /** @description Where files taken from inboundFolder are moved once their runs started; null (the default) leaves them in place. */
                         processedFolder?: string | null;
                     };
-                    emailAllowedFormats?: ("csv" | "tsv" | "txt" | "json" | "ndjson" | "xml")[];
+                    emailAllowedFormats?: ("csv" | "tsv" | "txt" | "json" | "ndjson" | "xml" | "zip" | "pgp")[];
                     emailAllowedSenders?: string[] | null;
                     emailSubjectFilter?: string | null;
                 };

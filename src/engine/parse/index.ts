@@ -2,6 +2,7 @@ import { DEFAULT_LIMITS, EngineInputError, type FieldNames, type FieldRow, type 
 import { ByteReader, gunzip, isGzip } from "./bytes";
 import { parseDelimited, sniffDelimited } from "./csv";
 import { checkNotBinary, formatFromName, isZip, looksLikeNdjson, sniffFormat } from "./detect";
+import { decryptPgp, isPgpInput, withoutPgpExtension } from "./pgp";
 import { RecordBuilder, RowNotes } from "./records";
 import { chooseEncoding, decodeSample, decodeText, loadDecoder } from "./text";
 
@@ -40,10 +41,19 @@ const PEEK_BYTES = 64 * 1024;
  */
 export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOptions): Promise<ParsedInput> {
   const limits: ParseLimits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const named = formatFromName(opts.filename);
-  const raw = new ByteReader(source);
-  const rawHead = await raw.peek(PEEK_BYTES);
+  const named = formatFromName(withoutPgpExtension(opts.filename));
+  let raw = new ByteReader(source);
+  let rawHead = await raw.peek(PEEK_BYTES);
   if (rawHead.length === 0) throw new EngineInputError("The file is empty (0 bytes).");
+  const pgp = isPgpInput(rawHead, opts.filename);
+  if (pgp) {
+    if (!opts.pgp) {
+      throw new EngineInputError("The file is an OpenPGP message: set pgpPrivateKey (and pgpPassphrase) on the pipeline's connection so that it can be decrypted.");
+    }
+    raw = new ByteReader(await decryptPgp(raw.chunks(), rawHead, opts.pgp, limits));
+    rawHead = await raw.peek(PEEK_BYTES);
+    if (rawHead.length === 0) throw new EngineInputError("The file is empty once decrypted (an OpenPGP message holding 0 bytes).");
+  }
   const gzip = isGzip(rawHead);
   const reader = gzip ? new ByteReader(gunzip(raw.chunks(), limits)) : raw;
   const head = gzip ? await reader.peek(PEEK_BYTES) : rawHead;
@@ -51,6 +61,7 @@ export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOp
 
   const notes = new RowNotes();
   const summary: InputSummary = { format: opts.format ?? named ?? "csv", gzip, columns: [], raggedRows: 0, warnings: notes.warnings };
+  if (pgp) summary.pgp = { signatureVerified: opts.pgp?.partnerPublicKey !== undefined };
   const setColumns = (columns: string[]): void => {
     summary.columns = columns;
   };
@@ -72,7 +83,7 @@ export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOp
   const choice = chooseEncoding(head, opts.encoding);
   await loadDecoder(choice);
   summary.encoding = choice.encoding;
-  if (!choice.encoding.startsWith("utf-16")) checkNotBinary(head, format ? format.toUpperCase() : "CSV, JSON or XML");
+  if (!choice.encoding.startsWith("utf-16")) checkNotBinary(head, format === "fixed" ? "fixed-width" : format ? format.toUpperCase() : "CSV, JSON or XML");
   const sample = decodeSample(head, choice);
   format ??= sniffFormat(head, sample);
   // An NDJSON file saved as .json: the name alone does not decide against the content.
@@ -80,6 +91,11 @@ export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOp
   const text = decodeText(reader.chunks(), choice);
 
   switch (format) {
+    case "fixed": {
+      if (!opts.fixedWidth) throw new EngineInputError('A fixed-width file needs its layout: set mappings.options.fixedWidth.columns (name, start, length or end).');
+      const { parseFixed } = await import("./fixed");
+      return { summary, batches: track(parseFixed(text, opts.fixedWidth, { skipEmptyLines: opts.skipEmptyLines ?? true, limits }, setColumns, notes)) };
+    }
     case "json":
     case "ndjson": {
       summary.format = format;

@@ -2,7 +2,7 @@ import { type ApiVersion, LATEST_VERSION, VERSION_RULES } from "../../domain/ver
 import type { ServiceContext } from "../context";
 import type { ConnectionRecord } from "./record";
 import { SECRET_COLUMNS } from "./save";
-import { type Connection, HOSTED_SERVER_ID, SECRET_FIELDS } from "./shapes";
+import { type Connection, HOSTED_SERVER_ID, LEGACY_SECRET_FIELDS, SECRET_FIELDS } from "./shapes";
 
 /**
  * The wire shape of a connection for an API version. Version 2024-09-01
@@ -54,10 +54,11 @@ export function presentConnection(ctx: ServiceContext, rec: ConnectionRecord, ve
       if (s.processedFolder != null) out.sftpServer.processedFolder = s.processedFolder;
     }
   }
+  if (r.pgpPartnerPublicKey != null) out.pgpPartnerPublicKey = r.pgpPartnerPublicKey;
   out.ipWhitelist = r.ipWhitelist;
   out.credentialsSet = credentialsSet;
   if (VERSION_RULES[version].returnsCredentials) {
-    for (const f of credentialsSet) out[f] = ctx.secrets.open(r[SECRET_COLUMNS[f]] as string);
+    for (const f of LEGACY_SECRET_FIELDS) if (r[SECRET_COLUMNS[f]] != null) out[f] = ctx.secrets.open(r[SECRET_COLUMNS[f]] as string);
   }
   out.createdAt = r.createdAt;
   out.updatedAt = r.updatedAt;

@@ -35,7 +35,11 @@ const SECRET_COLUMNS: Record<SecretField, keyof ConnectionRow> = {
   sftpPrivateKey: "sftpPrivateKeyEnc",
   sftpPassphrase: "sftpPassphraseEnc",
   awsPassword: "awsPasswordEnc",
+  pgpPrivateKey: "pgpPrivateKeyEnc",
+  pgpPassphrase: "pgpPassphraseEnc",
 };
+/** OpenPGP keys apply to every kind of connection (files arrive encrypted by SFTP and by e-mail alike). */
+const PGP_SECRETS = ["pgpPrivateKey", "pgpPassphrase"] as const;
 export { SECRET_COLUMNS };
 
 const given = (v: unknown) => v !== undefined && v !== null;
@@ -74,6 +78,9 @@ export async function nextConnectionRow(
     awsUserName: null,
     awsPublicKey: null,
     awsPasswordEnc: null,
+    pgpPrivateKeyEnc: null,
+    pgpPassphraseEnc: null,
+    pgpPartnerPublicKey: pick(input.pgpPartnerPublicKey, cur?.pgpPartnerPublicKey ?? null),
     ipWhitelist: [...new Set(pick(input.ipWhitelist, cur?.ipWhitelist ?? null) ?? [])],
     sftpServerId: null,
     emailInboundAddress: null,
@@ -83,6 +90,12 @@ export async function nextConnectionRow(
     createdAt: cur?.createdAt ?? now,
     updatedAt: now,
   };
+
+  for (const f of PGP_SECRETS) {
+    const v = input[f];
+    const column = SECRET_COLUMNS[f];
+    (next as Record<string, unknown>)[column] = v === undefined ? (cur?.[column] ?? null) : v === null ? null : ctx.secrets.seal(v);
+  }
 
   if (type === "EMAIL") {
     for (const f of SFTP_ONLY) if (given(input[f])) throw invalid(f, "only applies to SFTP connections");

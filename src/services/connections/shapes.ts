@@ -10,13 +10,15 @@ const ConnectionTypeShape = z
   .meta({ id: "ConnectionType" });
 
 /** Attachment formats an EMAIL connection can accept (the formats the pipeline engine parses). */
-export const FILE_FORMATS = ["csv", "tsv", "txt", "json", "ndjson", "xml"] as const;
+export const FILE_FORMATS = ["csv", "tsv", "txt", "json", "ndjson", "xml", "zip", "pgp"] as const;
 
 /** The service's own SFTP server, which every hosted connection is bound to. */
 export const HOSTED_SERVER_ID = "srv_hosted";
 
 /** Fields that carry secrets: accepted on create/update, stored encrypted, never returned in 2026-05-25. */
-export const SECRET_FIELDS = ["sftpPassword", "sftpPrivateKey", "sftpPassphrase", "awsPassword"] as const;
+export const SECRET_FIELDS = ["sftpPassword", "sftpPrivateKey", "sftpPassphrase", "awsPassword", "pgpPrivateKey", "pgpPassphrase"] as const;
+/** The credentials version 2024-09-01 returned in clear; the OpenPGP ones came later and are never returned. */
+export const LEGACY_SECRET_FIELDS = ["sftpPassword", "sftpPrivateKey", "sftpPassphrase", "awsPassword"] as const;
 export type SecretField = (typeof SECRET_FIELDS)[number];
 
 const secret = (max: number) =>
@@ -96,6 +98,19 @@ const fields = {
     .nullable()
     .optional(),
   awsPassword: secret(1024),
+  pgpPrivateKey: secret(65536).refine(
+    (k) => k == null || k.includes("-----BEGIN PGP PRIVATE KEY BLOCK-----"),
+    "must be an armored OpenPGP private key (-----BEGIN PGP PRIVATE KEY BLOCK-----)",
+  ),
+  pgpPassphrase: secret(1024),
+  pgpPartnerPublicKey: z
+    .string()
+    .trim()
+    .max(65536)
+    .refine((k) => k.includes("-----BEGIN PGP PUBLIC KEY BLOCK-----"), "must be an armored OpenPGP public key (-----BEGIN PGP PUBLIC KEY BLOCK-----)")
+    .nullable()
+    .optional()
+    .meta({ description: "The partner's public key: inbound OpenPGP files must be signed by it, and outbound files can be encrypted to it." }),
   ipWhitelist: z.array(IpOrCidr).max(100, "must have at most 100 entries").nullable().optional(),
   sftpServerDataId: Id.nullable().optional(),
   sftpServer: SftpServerInput.optional(),
@@ -159,6 +174,7 @@ export const Connection = z
     sftpUsername: z.string().optional(),
     awsUserName: z.string().optional(),
     awsPublicKey: z.string().optional(),
+    pgpPartnerPublicKey: z.string().optional(),
     ipWhitelist: z.array(z.string()),
     sftpServerDataId: z.string().optional(),
     sftpServer: SftpServer.optional(),

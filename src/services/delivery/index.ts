@@ -3,7 +3,9 @@ import type { OutputFormat } from "../../engine/types";
 import type { ServiceContext } from "../context";
 import type { RunRow } from "../runs/record";
 import { OUTBOUND_FOLDER, spaceKey } from "../spaces";
+import type { ConnectionPgp } from "../connections/pgp-keys";
 import { deliverToCustomerSftp } from "./customer-sftp";
+import { encryptStoredFile } from "./pgp";
 import { checkFileName, defaultDeliveredName } from "./names";
 
 /**
@@ -52,8 +54,17 @@ export function deliveredFilename(row: Pick<RunRow, "filename" | "metadata">, fo
   return defaultDeliveredName(row.filename, format);
 }
 
-export async function deliverRun(ctx: ServiceContext, row: RunRow, processed: { key: string; format: OutputFormat }): Promise<DeliveryRecord> {
-  const filename = deliveredFilename(row, processed.format);
+/**
+ * `pgp`: the pipeline asks for OpenPGP (mappings.options.pgpEncrypt): the
+ * file is encrypted to the connection's partner key and delivered with
+ * `.pgp` added to its name.
+ */
+export async function deliverRun(
+  ctx: ServiceContext,
+  row: RunRow,
+  processed: { key: string; format: OutputFormat; pgp?: ConnectionPgp },
+): Promise<DeliveryRecord> {
+  let filename = deliveredFilename(row, processed.format);
   const c = ctx.db.t.connections;
   const [conn] = await ctx.db.read
     .select({ id: c.id, name: c.name, type: c.type, useHostedSftp: c.useHostedSftp })
@@ -67,12 +78,28 @@ export async function deliverRun(ctx: ServiceContext, row: RunRow, processed: { 
   if (conn.type !== "SFTP") {
     throw new PermanentDeliveryError(`delivery failed: connection '${conn.name}' is ${conn.type}; outbound files are delivered over SFTP only`);
   }
-  const base = { connectionId: conn.id, filename, key: processed.key, format: processed.format };
+  let key = processed.key;
+  if (processed.pgp) {
+    const partnerPublicKey = processed.pgp.partnerPublicKey;
+    if (!partnerPublicKey) {
+      throw new PermanentDeliveryError(
+        `delivery failed: the pipeline encrypts outbound files (mappings.options.pgpEncrypt) but connection '${conn.name}' has no pgpPartnerPublicKey to encrypt to`,
+      );
+    }
+    key = `${processed.key}.pgp`;
+    filename = `${filename}.pgp`;
+    try {
+      await encryptStoredFile(ctx, processed.key, key, { partnerPublicKey, signing: processed.pgp.signing });
+    } catch (e) {
+      throw new PermanentDeliveryError(`delivery failed: the file could not be encrypted to connection '${conn.name}''s pgpPartnerPublicKey: ${message(e)}`);
+    }
+  }
+  const base = { connectionId: conn.id, filename, key, format: processed.format };
   if (conn.useHostedSftp) {
     const path = `${OUTBOUND_FOLDER}/${filename}`;
     try {
       // The store's copy is atomic: a client of the hosted server sees the old file or the new one, never half of it.
-      await ctx.storage.copy(processed.key, spaceKey(row.workspaceId, conn.id, path));
+      await ctx.storage.copy(key, spaceKey(row.workspaceId, conn.id, path));
     } catch (e) {
       throw new Error(`delivery to the outbound folder of hosted connection '${conn.name}' failed: ${message(e)}`);
     }
@@ -85,8 +112,8 @@ export async function deliverRun(ctx: ServiceContext, row: RunRow, processed: { 
       connectionId: conn.id,
       filename,
       openBody: async () => {
-        const body = await ctx.storage.get(processed.key);
-        if (!body) throw new Error(`the processed file ${processed.key} is missing`);
+        const body = await ctx.storage.get(key);
+        if (!body) throw new Error(`the processed file ${key} is missing`);
         return body;
       },
     }));

@@ -44,6 +44,11 @@ const EXTENSIONS: Record<string, FileFormat> = {
   ndjson: "ndjson",
   jsonl: "ndjson",
   xml: "xml",
+  // Archives and OpenPGP messages are opened by startRun and the engine (docs/decisions/formats.md); a connection opts in by listing them.
+  zip: "zip",
+  pgp: "pgp",
+  gpg: "pgp",
+  asc: "pgp",
 };
 
 const CONTENT_TYPES: Record<string, FileFormat> = {
@@ -57,6 +62,8 @@ const CONTENT_TYPES: Record<string, FileFormat> = {
   "application/jsonl": "ndjson",
   "application/xml": "xml",
   "text/xml": "xml",
+  "application/zip": "zip",
+  "application/pgp-encrypted": "pgp",
 };
 
 /** The file's extension, lower case, without the dot; "" when it has none. */

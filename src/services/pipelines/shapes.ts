@@ -8,7 +8,7 @@ export type Direction = (typeof DIRECTIONS)[number];
 export const TRANSFORMS = ["trim", "uppercase", "lowercase", "number", "integer", "boolean", "date", "datetime", "string"] as const;
 export type Transform = (typeof TRANSFORMS)[number];
 
-export const INPUT_FORMATS = ["csv", "tsv", "json", "ndjson", "xml"] as const;
+export const INPUT_FORMATS = ["csv", "tsv", "json", "ndjson", "xml", "fixed"] as const;
 export const OUTPUT_FORMATS = ["csv", "json", "xml"] as const;
 export const ENCODINGS = ["utf-8", "utf-16le", "latin1", "windows-1252"] as const;
 export const ON_INVALID_ROW = ["fail", "skip", "quarantine"] as const;
@@ -57,6 +57,38 @@ export function mappingForm(m: FieldMapping): MappingForm {
   return m.sources !== undefined ? "aggregated" : m.source !== undefined ? "sourced" : "static";
 }
 
+/** Fixed-width input: the layout of a record line (docs/decisions/formats.md). */
+const Position = z.number().int("must be a whole number").min(1, "must be at least 1 (positions count from 1)").max(100_000, "must be at most 100000");
+const FixedColumn = z
+  .strictObject({ name: Column, start: Position, length: Position.optional(), end: Position.optional() })
+  .superRefine((c, ctx) => {
+    if ((c.length === undefined) === (c.end === undefined)) ctx.addIssue({ code: "custom", path: ["length"], message: "give either length or end (inclusive), not both" });
+    if (c.end !== undefined && c.end < c.start) ctx.addIssue({ code: "custom", path: ["end"], message: `must be at least start (${c.start})` });
+  })
+  .meta({ id: "FixedWidthColumn" });
+export const FixedWidthOptions = z
+  .strictObject({
+    columns: z
+      .array(FixedColumn)
+      .min(1, "must list at least one column")
+      .max(1000, "must have at most 1000 entries")
+      .superRefine((list, ctx) => {
+        const seen = new Map<string, number>();
+        list.forEach((c, i) => {
+          const first = seen.get(c.name);
+          if (first !== undefined) ctx.addIssue({ code: "custom", path: [i, "name"], message: `'${c.name}' is already the name of columns[${first}]` });
+          else seen.set(c.name, i);
+        });
+      }),
+    trim: z.enum(["both", "right", "none"], { error: "must be one of both, right, none" }).optional().meta({ description: "Blanks cut from each value (default both)." }),
+    skipLines: z.number().int().min(0).max(1000).optional().meta({ description: "Lines before the first record." }),
+    recordType: z
+      .strictObject({ start: Position, value: z.string().min(1, "must not be empty").max(100) })
+      .optional()
+      .meta({ description: "Only lines holding value at position start are records; others are passed over." }),
+  })
+  .meta({ id: "FixedWidthOptions", description: "Positions count characters from 1; end is inclusive." });
+
 /** How files are read. Unknown members are kept, so clients may store their own settings. */
 export const MappingOptions = z
   .looseObject({
@@ -80,6 +112,15 @@ export const MappingOptions = z
       .enum(EMPTY_CELLS, { error: `must be one of ${EMPTY_CELLS.join(", ")}` })
       .optional()
       .meta({ description: "What an empty cell becomes: absent (default, so `required` catches it), the empty string, or null." }),
+    pgpEncrypt: z
+      .boolean()
+      .optional()
+      .meta({ description: "Outbound: encrypt the delivered file to the connection's pgpPartnerPublicKey (the name gets .pgp)." }),
+    fixedWidth: FixedWidthOptions.optional().meta({ description: 'The layout read when format is "fixed".' }),
+  })
+  .superRefine((o, ctx) => {
+    if (o.format === "fixed" && !o.fixedWidth) ctx.addIssue({ code: "custom", path: ["fixedWidth"], message: 'is required when format is "fixed"' });
+    if (o.fixedWidth && o.format !== "fixed") ctx.addIssue({ code: "custom", path: ["format"], message: 'must be "fixed" when fixedWidth is set' });
   })
   .meta({ id: "MappingOptions" });
 

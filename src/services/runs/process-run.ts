@@ -4,6 +4,7 @@ import type { ProcessOutcome } from "../../engine/types";
 import type { ServiceContext } from "../context";
 import { deliverRun, PermanentDeliveryError } from "../delivery";
 import { enqueueRunEvent } from "../run-events";
+import { connectionPgp } from "../connections/pgp-keys";
 import { engineRequest, schemaForEngine } from "./engine-request";
 import { reportProgress } from "./progress";
 import { loadRunRow, publishStatus, type RunRow } from "./record";
@@ -80,6 +81,8 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
 
   const outbound = row.direction === "outbound";
   const request = engineRequest(ctx, row, pipeline, schema);
+  const pgp = await connectionPgp(ctx, row);
+  if (pgp.inbound && !outbound) request.pgp = pgp.inbound;
   const outputFormat = request.outputFormat;
   const progress = reportProgress(ctx, row);
   let outcome: ProcessOutcome;
@@ -116,7 +119,7 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
   if (outbound && outcome.processed) {
     // Written to the connection's destination before the run says `delivered` (src/services/delivery).
     try {
-      metadata.delivery = await deliverRun(ctx, row, { key: outcome.processed.key, format: outputFormat });
+      metadata.delivery = await deliverRun(ctx, row, { key: outcome.processed.key, format: outputFormat, pgp: pipeline.mappings.options.pgpEncrypt ? pgp : undefined });
     } catch (e) {
       // Storage or the customer's server failing: the queue tries again with backoff, and the run fails after the last attempt with this message.
       if (!(e instanceof PermanentDeliveryError)) {

@@ -11,6 +11,7 @@ import type { Actor, ServiceContext } from "../context";
 import { streamed } from "../shared/streamed";
 import type { Speculation } from "../../engine/types";
 import type { PipelineRow } from "../pipelines/record";
+import { isArchiveName, splitArchive } from "./archive";
 import { engineRequest, type RunForEngine, schemaForEngine } from "./engine-request";
 import { pipelineForFiles } from "./pipeline-for-files";
 import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "./record";
@@ -44,6 +45,8 @@ export interface StartRunOptions {
   metadata?: Record<string, unknown>;
   /** The caller, when a key started the run (an upload): the audit log records it. Doors without a caller record nothing. */
   by?: Actor;
+  /** A member of a zip archive: the archive's run and the member's path in it (metadata.archive). */
+  archive?: { runId: string; filename: string; member: string };
 }
 
 /**
@@ -67,7 +70,12 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
   const id = newId("run");
   // The HTTP request that started the run, if one did (docs/decisions/runs.md).
   const requestId = currentRequestId();
-  const metadata: RunRow["metadata"] = { source: opts.source, ...(requestId ? { requestId } : {}), ...(opts.metadata ? { arrival: opts.metadata } : {}) };
+  const metadata: RunRow["metadata"] = {
+    source: opts.source,
+    ...(requestId ? { requestId } : {}),
+    ...(opts.metadata ? { arrival: opts.metadata } : {}),
+    ...(opts.archive ? { archive: opts.archive } : {}),
+  };
   const filename = safeFilename(opts.filename, `upload-${id}`);
   const keys = runKeys(workspaceId, id, filename);
   const mimetype = contentType(opts.mimetype, filename);
@@ -98,6 +106,31 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
   // Other doors count their bytes where the file is received (a file there may start several runs).
   if (opts.source === "upload") ctx.metrics.bytesReceived("upload", stored.size);
 
+  // A zip archive: each member the pipeline reads becomes its own run through this same door; the archive's run only records them.
+  const archive = isArchiveName(filename) && pipeline.direction === "inbound" && !opts.archive;
+  if (archive) {
+    try {
+      const body = await ctx.storage.get(keys.original);
+      if (!body) throw new Error(`the stored archive ${keys.original} is missing`);
+      metadata.archive = await splitArchive(body, ctx.settings.archive, pipeline.mappings.options.format, async (m, bytes) => {
+        const run = await startRun(ctx, {
+          ...opts,
+          filename: m.filename,
+          body: bytes,
+          mimetype: undefined,
+          path: `${opts.path ?? keys.original}#${m.member}`,
+          idempotencyKey: opts.idempotencyKey ? `${opts.idempotencyKey}#${m.member}` : undefined,
+          expectedBytes: undefined,
+          archive: { runId: id, filename, member: m.member },
+        });
+        return run.row.id;
+      });
+    } catch (e) {
+      await ctx.storage.delete(keys.original).catch(() => {});
+      throw e;
+    }
+  }
+
   const now = ctx.clock.now();
   const row: RunRow = {
     id,
@@ -108,7 +141,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     connectionName: conn?.name ?? "",
     schemaId: pipeline.schemaId,
     direction: pipeline.direction,
-    status: "pending",
+    status: archive ? "completed" : "pending",
     source: opts.source,
     filename,
     path: opts.path ?? keys.original,
@@ -121,7 +154,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     errorMessage: null,
     attempt: 1,
     idempotencyKey: opts.idempotencyKey ?? null,
-    processedAt: null,
+    processedAt: archive ? now : null,
     createdAt: now,
     updatedAt: now,
   };
@@ -129,7 +162,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
   try {
     await ctx.db.tx(async (w) => {
       await w.insert(ctx.db.t.pipelineRuns).values(row);
-      await ctx.queue.enqueue(w, { name: RUN_JOB, payload, key: runJobKey(id, 1), maxAttempts: RUN_JOB_ATTEMPTS });
+      if (!archive) await ctx.queue.enqueue(w, { name: RUN_JOB, payload, key: runJobKey(id, 1), maxAttempts: RUN_JOB_ATTEMPTS });
       if (opts.by) await recordAudit(ctx, w, opts.by, { workspaceId, action: "run.create", resourceType: "run", resourceId: id, fields: ["file"] });
     });
   } catch (e) {
@@ -143,7 +176,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     throw e;
   }
   ctx.metrics.runStarted(row.direction);
-  await publishStatus(ctx, row, "pending", null);
+  await publishStatus(ctx, row, row.status as "pending", null);
   // The run as created: a worker may already have taken it, but the caller is told what it started.
   return { row, pipelineName: pipeline.name, connectionName: conn?.name ?? null };
 }
