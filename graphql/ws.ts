@@ -6,6 +6,7 @@ import { LATEST_VERSION, parseVersion } from "../src/domain/versions";
 import { admitUnversioned, type HttpOptions } from "../src/http/call";
 import { HTTP_STATUS } from "../src/http/errors";
 import type { ServiceContext } from "../src/services/context";
+import { rememberClientAddress } from "../src/http/credentials";
 import { authenticate } from "../src/services/keys/authenticate";
 import type { GqlContext } from "./builder";
 import { extensionsOf } from "./errors";
@@ -124,6 +125,7 @@ export function createGraphqlWebSocket(svc: ServiceContext, http: HttpOptions) {
         // A subscription over SSE (GraphQL or tRPC) is quiet between updates; Bun.serve would close it after
         // its idle timeout (10 s). Both send a keep-alive so that proxies keep it open too (docs/decisions/live-status.md).
         if (request.headers.get("accept")?.includes("text/event-stream")) server.timeout(request, 0);
+        rememberClientAddress(request, server.requestIP(request)?.address);
         return next(request);
       };
       return { fetch, websocket: handler };

@@ -10,6 +10,7 @@ import { revokeKey } from "./services/keys/revoke-key";
 import { createWorkspace } from "./services/workspaces/create-workspace";
 import { FEATURES } from "./services/workspaces/shapes";
 import { setDefaultVersion, setFeature } from "./services/workspaces/update-workspace";
+import { verifyByOperator } from "./services/people";
 
 /**
  * The admin CLI: `bun run cli <command> [--flags]`. Each command prints one
@@ -24,7 +25,8 @@ const USAGE = `usage: bun run cli <command> [options]
   workspace:version --workspace ID --version (2024-09-01 | 2026-05-25 | none)
   key:create        --workspace ID [--role admin|member] [--name NAME]
   key:revoke        --key KEY_ID [--workspace ID]
-  key:list          --workspace ID`;
+  key:list          --workspace ID
+  user:verify       --email EMAIL     confirm a person's e-mail address (where no outgoing mail is configured)`;
 
 type Flags = Record<string, string | boolean | undefined>;
 
@@ -75,6 +77,9 @@ const commands: Record<string, (svc: ServiceContext, flags: Flags) => Promise<un
   },
   async "key:list"(svc, f) {
     return { keys: await listKeys(svc, { workspaceId: need(f, "workspace") }) };
+  },
+  async "user:verify"(svc, f) {
+    return verifyByOperator(svc, { email: need(f, "email") });
   },
 };
 

@@ -66,6 +66,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
       maxUploadBytes: config.maxUploadBytes,
       outboundUploadTtlSeconds: config.outboundUploadTtlSeconds,
       outboundMaxPartBytes: config.outboundMaxPartBytes,
+      sessions: config.sessions,
     },
   };
 }

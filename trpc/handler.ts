@@ -4,7 +4,10 @@ import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { getErrorShape, getProcedureAtPath } from "@trpc/server/unstable-core-do-not-import";
 import { type AppError, isAppError } from "../src/domain/errors";
 import { LATEST_VERSION } from "../src/domain/versions";
+import { boundedJsonRequest } from "../src/http/body";
 import { admitUnversioned, type HttpOptions } from "../src/http/call";
+import { checkOrigin, clientAddress } from "../src/http/credentials";
+import { PUBLIC_PROCEDURES } from "./routers/account";
 import type { ServiceContext } from "../src/services/context";
 import { TRPC_CODE } from "./errors";
 import type { TrpcContext } from "./init";
@@ -23,8 +26,10 @@ import { appRouter } from "./router";
  */
 export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
   return async (req: Request): Promise<Response> => {
+    const original = req;
     let ctx: TrpcContext | null = null;
     let refusal: AppError | null = null;
+    const address = clientAddress(req);
     try {
       const admitted = await admitUnversioned(svc, req, opts);
       ctx = { svc, actor: admitted.actor };
@@ -32,23 +37,48 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
     } catch (e) {
       if (!isAppError(e)) throw e;
       refusal = e;
-      const refused = await refusedSubscription(req, e);
-      if (refused) return refused;
-      // Without the body, tRPC gets as far as createContext (which refuses) whatever was sent.
-      req = new Request(req.url, { method: req.method, headers: { "content-type": "application/json" } });
+      // Public procedures (sign-up, log-in, ...) need no caller: a stale cookie must not stop a log-in.
+      if (isPublicCall(req)) {
+        try {
+          req = await admitPublic(svc, req, opts);
+          ctx = { svc, actor: null };
+          refusal = null;
+        } catch (e2) {
+          if (!isAppError(e2)) throw e2;
+          refusal = e2;
+        }
+      }
+      if (refusal) {
+        const refused = await refusedSubscription(req, refusal);
+        if (refused) return refused;
+        // Without the body, tRPC gets as far as createContext (which refuses) whatever was sent.
+        req = new Request(req.url, { method: req.method, headers: { "content-type": "application/json" } });
+      }
     }
     const res = await fetchRequestHandler({
       endpoint: "/trpc",
       req,
       router: appRouter,
-      createContext: async (): Promise<TrpcContext> => {
+      createContext: async ({ resHeaders }): Promise<TrpcContext> => {
         if (refusal) throw new TRPCError({ code: TRPC_CODE[refusal.code], message: refusal.message, cause: refusal });
-        return ctx as TrpcContext;
+        return { ...(ctx as TrpcContext), http: { request: original, resHeaders, address } };
       },
     });
     res.headers.set("service-version", LATEST_VERSION);
     return res;
   };
+}
+
+/** Every procedure a call names (a batch names several) is public. */
+function isPublicCall(req: Request): boolean {
+  const paths = decodeURIComponent(new URL(req.url).pathname.replace(/^\/trpc\//, "")).split(",");
+  return paths.every((p) => PUBLIC_PROCEDURES.has(p));
+}
+
+/** A public call: only the Origin check (against log-in CSRF) and the body limit. */
+async function admitPublic(svc: ServiceContext, req: Request, opts: HttpOptions): Promise<Request> {
+  if (req.headers.get("origin") !== null) checkOrigin(svc, req);
+  return boundedJsonRequest(req, opts.maxJsonBodyBytes);
 }
 
 async function refusedSubscription(req: Request, refusal: AppError): Promise<Response | null> {

@@ -6,9 +6,19 @@ import { HTTP_STATUS } from "../src/http/errors";
 import type { Actor, ServiceContext } from "../src/services/context";
 import { TRPC_CODE } from "./errors";
 
+/** What a procedure sees of the HTTP exchange (absent for in-process callers): cookies are read and set through it. */
+export interface TrpcHttp {
+  request: Request;
+  resHeaders: Headers;
+  /** The client's address, for log-in throttling; null when unknown. */
+  address: string | null;
+}
+
 export interface TrpcContext {
   svc: ServiceContext;
-  actor: Actor;
+  /** null only on public procedures (sign-up, log-in, ...), which need no caller. */
+  actor: Actor | null;
+  http?: TrpcHttp;
 }
 
 /** A keep-alive (`event: ping`) on a quiet SSE subscription, as often as GraphQL Yoga sends its own comment (12 s): proxies close idle streams. */
@@ -48,8 +58,16 @@ const appErrors = t.middleware(async ({ next, ctx }) => {
   return result;
 });
 
+/** Every procedure but the public ones needs a caller: an API key or a session cookie. */
+const authed = t.middleware(({ ctx, next }) => {
+  if (!ctx.actor) throw new AppError("unauthorized", "x-api-key: header is required (or log in for a session cookie)");
+  return next({ ctx: { ...ctx, actor: ctx.actor } });
+});
+
 export const router = t.router;
-export const procedure = t.procedure.use(appErrors);
+export const procedure = t.procedure.use(appErrors).use(authed);
+/** Procedures a person uses before they have a session (sign-up, log-in, verification and invitation links, log-out). */
+export const publicProcedure = t.procedure.use(appErrors);
 export const createCallerFactory = t.createCallerFactory;
 
 /** Input is passed through untouched: each use case parses its own input, so every transport gets the same rules and messages. */

@@ -14,6 +14,7 @@ import {
 } from "../domain/versions";
 import type { Actor, ServiceContext } from "../services/context";
 import { authenticate } from "../services/keys/authenticate";
+import { authenticateRequest } from "./credentials";
 
 export interface HttpOptions {
   maxJsonBodyBytes: number;
@@ -171,7 +172,7 @@ export async function admitUnversioned(
   request: Request,
   http: HttpOptions,
 ): Promise<{ actor: Actor; request: Request }> {
-  const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
+  const actor = await authenticateRequest(svc, request);
   const raw = request.headers.get("service-version");
   if (raw !== null) parseVersion(raw.trim());
   return { actor, request: await boundedJsonRequest(request, http.maxJsonBodyBytes) };
@@ -187,7 +188,7 @@ export async function admitUnversionedParsed(
   request: Request,
   http: HttpOptions,
 ): Promise<{ actor: Actor; body: { value: unknown } | null }> {
-  const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
+  const actor = await authenticateRequest(svc, request);
   const raw = request.headers.get("service-version");
   if (raw !== null) parseVersion(raw.trim());
   return { actor, body: await readCheckedBody(request, http.maxJsonBodyBytes) };

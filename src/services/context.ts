@@ -50,15 +50,20 @@ export interface ServiceContext {
     outboundUploadTtlSeconds: number;
     /** Largest body of one outbound upload part over REST. */
     outboundMaxPartBytes: number;
+    /** Dashboard sessions (SESSION_IDLE_MINUTES, SESSION_MAX_HOURS). */
+    sessions: { idleMinutes: number; maxHours: number };
   };
 }
 
 export type Role = "admin" | "member";
 
-/** The authenticated caller: one API key of one workspace. */
+/** The authenticated caller: one API key of one workspace, or a person's session working in one of their workspaces. */
 export interface Actor {
   workspaceId: string;
-  keyId: string;
+  /** The API key; null for a person's session. */
+  keyId: string | null;
+  /** The person behind a session; absent for an API key. */
+  userId?: string;
   role: Role;
   features: readonly string[];
   defaultVersion: ApiVersion | null;

@@ -11,3 +11,4 @@ export * from "./notifications";
 export * from "./outbound-uploads";
 export * from "./webhook-deliveries";
 export * from "./sftp-pickups";
+export * from "./people";

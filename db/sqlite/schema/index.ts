@@ -12,3 +12,4 @@ export * from "./notifications";
 export * from "./outbound-uploads";
 export * from "./webhook-deliveries";
 export * from "./sftp-pickups";
+export * from "./people";

@@ -1,0 +1,14 @@
+import { requireAdmin } from "../../src/services/people";
+import { getWorkspace } from "../../src/services/workspaces/get-workspace";
+import { setDefaultVersion } from "../../src/services/workspaces/update-workspace";
+import { VERSIONS } from "../../src/domain/versions";
+import { input, procedure, router } from "../init";
+
+/** The caller's workspace and its settings: the default API version (the contract's dashboard setting). */
+export const workspaceRouter = router({
+  get: procedure.query(async ({ ctx }) => ({ ...(await getWorkspace(ctx.svc, { workspaceId: ctx.actor.workspaceId })), versions: VERSIONS })),
+  setDefaultVersion: procedure.input(input<{ version: string | null }>()).mutation(({ ctx, input: data }) => {
+    requireAdmin(ctx.actor, "changing the default API version");
+    return setDefaultVersion(ctx.svc, { workspaceId: ctx.actor.workspaceId, version: data?.version ?? null });
+  }),
+});
