@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { verifyByOperator } from "../src/services/people";
 import { THROTTLE } from "../src/services/people/throttle";
+import { authenticate } from "../src/services/keys/authenticate";
 import { Harness } from "./helpers/harness";
+import { createPipeline, ITEMS_CSV } from "./helpers/runs";
 
 const ORIGIN = "http://localhost:3000";
 let h: Harness;
@@ -202,6 +204,26 @@ describe("sign-up, log-in, sessions", () => {
     expect((await call("schemas.get", { cookie: carl2, query: true, input: { id } })).status).toBe(404);
     const foreign = await call("account.switchWorkspace", { cookie: carl, input: { workspaceId: "ws_nope" } });
     expect(foreign.status).toBe(404);
+  });
+
+  test("the file upload route takes the cookie with our Origin; other REST routes stay key-only", async () => {
+    const made = await call("keys.create", { cookie, input: { name: "setup", role: "admin" } });
+    const apiKey = made.body.result.data.apiKey as string;
+    const actor = await authenticate(h.svc, { apiKey });
+    const ws = { workspaceId: actor.workspaceId, apiKey, keyId: actor.keyId!, actor };
+    const { pipeline } = await createPipeline(h, ws);
+    const upload = (headers: Record<string, string>) => {
+      const form = new FormData();
+      form.append("file", new File([ITEMS_CSV], "items.csv", { type: "text/csv" }));
+      return h.service.http.handle(new Request(`http://localhost/pipelines/${pipeline.id}/runs`, { method: "POST", headers, body: form }));
+    };
+    const ok = await upload({ cookie: `fps_session=${cookie}`, origin: ORIGIN });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { filename: string }).filename).toBe("items.csv");
+    const csrf = await upload({ cookie: `fps_session=${cookie}`, origin: "https://evil.example" });
+    expect(csrf.status).toBe(403);
+    const rest = await h.request("GET", "/pipelines", { headers: { cookie: `fps_session=${cookie}` }, version: "2026-05-25" });
+    expect(rest.status).toBe(401);
   });
 
   test("without a key or a cookie, only the public procedures answer", async () => {

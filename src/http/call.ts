@@ -53,6 +53,16 @@ export function readsOwnBody(method: string, route: string): void {
 }
 
 /**
+ * REST routes that take the dashboard's session cookie as well as a key
+ * (with the Origin check): only the file upload, which the browser sends
+ * itself to watch its progress (docs/decisions/dashboard.md).
+ */
+const COOKIE_ROUTES = new Set<string>();
+export function acceptsSessionCookie(method: string, route: string): void {
+  COOKIE_ROUTES.add(`${method} ${route}`);
+}
+
+/**
  * For every REST route: authenticate the key, choose the API version
  * (header, workspace default, service default), refuse sunset versions and
  * routes, and label the reply with the version and deprecation headers.
@@ -69,7 +79,9 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
       return plain === responseValue ? undefined : plain;
     })
     .resolve({ as: "global" }, async ({ request, set, path, route }) => {
-      const actor = await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
+      const actor = COOKIE_ROUTES.has(`${request.method} ${route}`)
+        ? await authenticateRequest(svc, request)
+        : await authenticate(svc, { apiKey: request.headers.get("x-api-key") });
       const now = svc.clock.now();
       // Until the header is known to be valid, replies carry the workspace's own default.
       set.headers["service-version"] = resolveVersion({ header: null, workspaceDefault: actor.defaultVersion, now }).version;

@@ -6,12 +6,13 @@ import { z } from "zod";
 import { AppError } from "../../domain/errors";
 import type { ServiceContext } from "../../services/context";
 import * as runs from "../../services/runs";
-import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
+import { acceptsSessionCookie, callPlugin, type HttpOptions, readsOwnBody } from "../call";
 import { describe, type RouteDescription } from "../openapi";
 import { pagedList } from "./lists";
 
 const UPLOAD_ROUTE = "/pipelines/:id/runs";
 readsOwnBody("POST", UPLOAD_ROUTE);
+acceptsSessionCookie("POST", UPLOAD_ROUTE);
 
 /** Multipart framing (boundaries, part headers) a file upload may add to the file's own size. */
 const MULTIPART_SLACK = 1024 * 1024;
