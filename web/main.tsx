@@ -27,7 +27,7 @@ const queryClient = new QueryClient({
 function App() {
   const { path } = useLocation();
   const qc = useQueryClient();
-  const me = useQuery({ queryKey: ["me"], queryFn: () => trpc.account.me.query() });
+  const me = useQuery({ queryKey: ["me"], queryFn: () => trpc.account.session.query() });
   if (path === "/verify") return <VerifyEmail />;
   if (path === "/invite") return <AcceptInvite />;
   if (me.isPending) return <p className="loading">Loading…</p>;

@@ -5,7 +5,7 @@ import * as people from "../../src/services/people";
 import { input, publicProcedure, procedure, router, type TrpcContext } from "../init";
 
 /** Callable without a caller (the handler lets them through with no key or a stale cookie). */
-export const PUBLIC_PROCEDURES = new Set(["account.signUp", "account.logIn", "account.logOut", "account.verifyEmail", "account.acceptInvite"]);
+export const PUBLIC_PROCEDURES = new Set(["account.signUp", "account.logIn", "account.logOut", "account.verifyEmail", "account.acceptInvite", "account.session"]);
 
 /** HttpOnly, SameSite=Lax, Path=/; Secure when PUBLIC_URL is https. */
 function setCookie(ctx: TrpcContext, token: string, expiresAt: Date | null): void {
@@ -47,6 +47,17 @@ export const accountRouter = router({
       setCookie(ctx, s.token, s.expiresAt);
       return { session: s.view };
     }),
+  /** The caller's session, or null when there is none (the dashboard asks this first, so that a visitor gets no error). */
+  session: publicProcedure.query(async ({ ctx }) => {
+    const token = ctx.http ? sessionToken(ctx.http.request) : null;
+    if (!token) return null;
+    try {
+      return (await people.authenticateSession(ctx.svc, { token })).view;
+    } catch (e) {
+      if (e instanceof AppError && e.code === "unauthorized") return null;
+      throw e;
+    }
+  }),
   me: procedure.query(async ({ ctx }) => (await people.authenticateSession(ctx.svc, { token: personOf(ctx).token })).view),
   switchWorkspace: procedure.input(input<{ workspaceId: string }>()).mutation(({ ctx, input: data }) => {
     const { userId, token } = personOf(ctx);

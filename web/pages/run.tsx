@@ -32,7 +32,7 @@ export function RunPage({ id }: { id: string }) {
       <dl className="facts">
         <dt>Status</dt>
         <dd>
-          <span className={`status s-${r.status}`} data-testid="run-status">
+          <span className={`status s-${r.status}`} role="status" aria-label="Run status">
             {r.status}
           </span>
           {progress !== null && <Progress value={progress} label="Processing progress" />}
