@@ -9,13 +9,13 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { machine, ROOT, startService, table, VERSION } from "./lib";
+import { machine, QUIET_SERVERS, ROOT, startService, table, VERSION } from "./lib";
 
 const LOADS = Number(process.argv[2] ?? 7);
 const RUNS = 50;
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
-const svc = await startService({ WORKERS: "1" });
+const svc = await startService({ ...QUIET_SERVERS, WORKERS: "1" });
 try {
   const origin = svc.url;
   const trpc = async (path: string, input: unknown, cookie?: string) => {
@@ -27,7 +27,7 @@ try {
     if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return { body: ((await res.json()) as { result: { data: any } }).result.data, setCookie: res.headers.get("set-cookie") ?? "" };
   };
-  const signUp = await trpc("account.signUp", { workspaceName: "Bench", name: "Bench", email: "bench@bench-dash.com", password: "bench password 1" });
+  const signUp = await trpc("account.signUp", { workspaceName: "Bench", name: "Bench", email: "bench@bench-dash.com", password: "a sturdy passphrase 7" });
   const token = /fps_session=([^;]+)/.exec(signUp.setCookie)![1]!;
   const cookie = `fps_session=${token}`;
   const key = (await trpc("keys.create", { name: "bench", role: "admin" }, cookie)).body.apiKey as string;
@@ -81,6 +81,12 @@ try {
     if (rows !== RUNS + 1) throw new Error(`expected ${RUNS} runs on the page, saw ${rows - 1}`);
     // The first load also warms the service (prepared statements); it is not counted.
     if (i > 0) times.push(ms);
+    if (process.env.BENCH_TRACE) {
+      const entries = await page.evaluate(() =>
+        performance.getEntries().map((e) => `${e.entryType} ${e.name.replace(location.origin, "")} start ${Math.round(e.startTime)} dur ${Math.round(e.duration)}`),
+      );
+      console.log(Math.round(ms), entries.join("\n"));
+    }
     await context.close();
   }
   await browser.close();

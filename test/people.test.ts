@@ -230,6 +230,11 @@ describe("sign-up, log-in, sessions", () => {
     expect((await call("account.me", { query: true })).status).toBe(401);
     expect((await call("keys.list", { query: true })).status).toBe(401);
     expect((await call("account.logIn", { input: { email: "a@b.example", password: "whatever it is" } })).status).toBe(401);
+    // A batch naming a public procedure and another: the public one answers, the other is refused on its own.
+    const batch = await h.request("GET", `/trpc/account.session,runs.list?batch=1&input=${encodeURIComponent("{}")}`, { headers: { cookie: "fps_session=stale" } });
+    expect(batch.status).toBe(207);
+    expect(batch.body[0].result.data).toBeNull();
+    expect(batch.body[1].error.message).toBe("session: not a valid session; log in again");
     const csrfLogin = await call("account.logIn", { origin: "https://evil.example", input: { email: SIGNUP.email, password: SIGNUP.password } });
     expect(csrfLogin.status).toBe(403);
   });

@@ -37,11 +37,12 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
     } catch (e) {
       if (!isAppError(e)) throw e;
       refusal = e;
-      // Public procedures (sign-up, log-in, ...) need no caller: a stale cookie must not stop a log-in.
-      if (isPublicCall(req)) {
+      // Public procedures (sign-up, log-in, ...) need no caller: a stale cookie must not stop a log-in. In a batch
+      // that also names others, those others are refused one by one with this refusal (trpc/init.ts).
+      if (namesPublic(req)) {
         try {
           req = await admitPublic(svc, req, opts);
-          ctx = { svc, actor: null };
+          ctx = { svc, actor: null, refusal: e };
           refusal = null;
         } catch (e2) {
           if (!isAppError(e2)) throw e2;
@@ -69,10 +70,10 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
   };
 }
 
-/** Every procedure a call names (a batch names several) is public. */
-function isPublicCall(req: Request): boolean {
+/** A procedure the call names (a batch names several) is public. */
+function namesPublic(req: Request): boolean {
   const paths = decodeURIComponent(new URL(req.url).pathname.replace(/^\/trpc\//, "")).split(",");
-  return paths.every((p) => PUBLIC_PROCEDURES.has(p));
+  return paths.some((p) => PUBLIC_PROCEDURES.has(p));
 }
 
 /** A public call: only the Origin check (against log-in CSRF) and the body limit. */

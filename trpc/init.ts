@@ -18,6 +18,8 @@ export interface TrpcContext {
   svc: ServiceContext;
   /** null only on public procedures (sign-up, log-in, ...), which need no caller. */
   actor: Actor | null;
+  /** Why there is no caller (a bad key, an expired session), for the procedures that need one. */
+  refusal?: AppError;
   http?: TrpcHttp;
 }
 
@@ -60,7 +62,7 @@ const appErrors = t.middleware(async ({ next, ctx }) => {
 
 /** Every procedure but the public ones needs a caller: an API key or a session cookie. */
 const authed = t.middleware(({ ctx, next }) => {
-  if (!ctx.actor) throw new AppError("unauthorized", "x-api-key: header is required (or log in for a session cookie)");
+  if (!ctx.actor) throw ctx.refusal ?? new AppError("unauthorized", "x-api-key: header is required (or log in for a session cookie)");
   return next({ ctx: { ...ctx, actor: ctx.actor } });
 });
 

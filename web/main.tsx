@@ -8,7 +8,7 @@ import { Keys } from "./pages/keys";
 import { Members } from "./pages/members";
 import { NotFound } from "./pages/not-found";
 import { RunPage } from "./pages/run";
-import { RunsConsole } from "./pages/runs";
+import { firstRunsPage, RunsConsole } from "./pages/runs";
 import { Settings } from "./pages/settings";
 import { Upload } from "./pages/upload";
 import { navigate, useLocation } from "./router";
@@ -23,6 +23,11 @@ const queryClient = new QueryClient({
     },
   },
 });
+
+// On the console's path, its first page is asked for with the session, in the same batched request.
+if (window.location.pathname === "/" || window.location.pathname === "/runs") {
+  queryClient.prefetchQuery(firstRunsPage);
+}
 
 function App() {
   const { path } = useLocation();

@@ -12,8 +12,9 @@ const form = (e: FormEvent<HTMLFormElement>) => {
 function useLoggedIn() {
   const qc = useQueryClient();
   return () => {
+    // What was asked for before the log-in (refused then) is asked again.
+    qc.resetQueries();
     navigate("/", { replace: true });
-    qc.invalidateQueries({ queryKey: ["me"] });
   };
 }
 

@@ -20,6 +20,12 @@ interface Filters {
 
 const EMPTY: Filters = { pipelineId: "", clientId: "", status: "", direction: "", from: "", to: "" };
 
+/** The console's first page, unfiltered: asked for at start-up together with the session (one batched request). */
+export const firstRunsPage = {
+  queryKey: ["runs", {}, 1],
+  queryFn: () => trpc.runs.list.query({ page: 1, limit: PAGE_SIZE } as never),
+};
+
 export function RunsConsole() {
   const live = useLiveRuns();
   const [filters, setFilters] = useState<Filters>(EMPTY);
@@ -27,7 +33,7 @@ export function RunsConsole() {
   const query = Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== ""));
   const runs = useQuery({
     queryKey: ["runs", query, page],
-    queryFn: () => trpc.runs.list.query({ ...query, page, limit: PAGE_SIZE } as never),
+    queryFn: () => trpc.runs.list.query({ ...query, page, limit: PAGE_SIZE } as never) as ReturnType<typeof firstRunsPage.queryFn>,
     placeholderData: keepPreviousData,
   });
   const pipelines = useQuery({ queryKey: ["pipelines"], queryFn: () => trpc.pipelines.list.query({ limit: 100 } as never) });
