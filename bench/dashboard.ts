@@ -97,7 +97,8 @@ try {
 \`bun bench/dashboard.ts ${LOADS}\` on ${machine()}, embedded SQLite, Debian chromium (headless) via playwright-core.
 A cold load is a new browser profile with only the session cookie: the HTML, the bundle, the session and
 the first page of runs (50) are fetched; the time runs from navigation until the 50th row is in the table.
-The first load warms the service and is not counted.
+The first load warms the service and is not counted. Load average when measured (1, 5, 15 min): ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(", ")}
+(the machine is shared; the times grow with it).
 
 ${table(["measure", "value", "budget"], [
   ["cold load to 50 runs shown, median", `${Math.round(median)} ms`, "< 1000 ms"],

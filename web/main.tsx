@@ -20,19 +20,22 @@ const queryClient = new QueryClient({
       // A refused session is not retried: the log-in page shows instead.
       retry: (count, e) => !["unauthorized", "forbidden", "not_found", "invalid_input"].includes(errorCode(e) ?? "") && count < 2,
       refetchOnWindowFocus: false,
+      // Live updates invalidate what they change; nothing else is asked for again within this time.
+      staleTime: 10_000,
     },
   },
 });
 
+const sessionQuery = { queryKey: ["me"], queryFn: () => trpc.account.session.query() };
+
 // On the console's path, its first page is asked for with the session, in the same batched request.
-if (window.location.pathname === "/" || window.location.pathname === "/runs") {
-  queryClient.prefetchQuery(firstRunsPage);
-}
+queryClient.prefetchQuery(sessionQuery);
+if (window.location.pathname === "/" || window.location.pathname === "/runs") queryClient.prefetchQuery(firstRunsPage);
 
 function App() {
   const { path } = useLocation();
   const qc = useQueryClient();
-  const me = useQuery({ queryKey: ["me"], queryFn: () => trpc.account.session.query() });
+  const me = useQuery(sessionQuery);
   if (path === "/verify") return <VerifyEmail />;
   if (path === "/invite") return <AcceptInvite />;
   if (me.isPending) return <p className="loading">Loading…</p>;
