@@ -39,7 +39,8 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
       refusal = e;
       // Public procedures (sign-up, log-in, ...) need no caller: a stale cookie must not stop a log-in. In a batch
       // that also names others, those others are refused one by one with this refusal (trpc/init.ts).
-      if (namesPublic(req)) {
+      // Only a refused caller falls back so; a refused body (size, encoding) is refused whatever the procedure.
+      if ((e.code === "unauthorized" || e.code === "forbidden") && namesPublic(req)) {
         try {
           req = await admitPublic(svc, req, opts);
           ctx = { svc, actor: null, refusal: e };

@@ -1,8 +1,13 @@
+import { z } from "zod";
 import { AppError } from "../../src/domain/errors";
+import { parseInput } from "../../src/domain/validation";
 import { sessionToken } from "../../src/http/credentials";
 import type { Actor } from "../../src/services/context";
 import * as people from "../../src/services/people";
 import { input, publicProcedure, procedure, router, type TrpcContext } from "../init";
+
+/** Procedures that take nothing: absent, or an empty object. */
+const NoInput = z.strictObject({}).optional();
 
 /** Callable without a caller (the handler lets them through with no key or a stale cookie). */
 export const PUBLIC_PROCEDURES = new Set(["account.signUp", "account.logIn", "account.logOut", "account.verifyEmail", "account.acceptInvite", "account.session"]);
@@ -33,7 +38,8 @@ export const accountRouter = router({
     setCookie(ctx, s.token, s.expiresAt);
     return { session: s.view };
   }),
-  logOut: publicProcedure.mutation(async ({ ctx }) => {
+  logOut: publicProcedure.input(input<Record<string, never> | undefined>()).mutation(async ({ ctx, input: data }) => {
+    parseInput(NoInput, data);
     const token = ctx.http ? sessionToken(ctx.http.request) : null;
     if (token) await people.endSession(ctx.svc, { token });
     setCookie(ctx, "", null);
@@ -61,9 +67,11 @@ export const accountRouter = router({
   me: procedure.query(async ({ ctx }) => (await people.authenticateSession(ctx.svc, { token: personOf(ctx).token })).view),
   switchWorkspace: procedure.input(input<{ workspaceId: string }>()).mutation(({ ctx, input: data }) => {
     const { userId, token } = personOf(ctx);
-    return people.switchWorkspace(ctx.svc, { token, userId, workspaceId: String(data?.workspaceId ?? "") });
+    const { workspaceId } = parseInput(people.WorkspaceIdInput, data);
+    return people.switchWorkspace(ctx.svc, { token, userId, workspaceId });
   }),
-  resendVerification: procedure.mutation(async ({ ctx }) => {
+  resendVerification: procedure.input(input<Record<string, never> | undefined>()).mutation(async ({ ctx, input: data }) => {
+    parseInput(NoInput, data);
     const view = (await people.authenticateSession(ctx.svc, { token: personOf(ctx).token })).view;
     if (view.person.emailVerified) throw new AppError("conflict", "email: is verified already");
     return people.resendVerification(ctx.svc, { email: view.person.email });

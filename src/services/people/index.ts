@@ -4,3 +4,4 @@ export { authenticateSession, endSession, switchWorkspace, SESSION_COOKIE } from
 export { verifyEmail, verifyByOperator, resendVerification } from "./verify";
 export { listMembers, invite, acceptInvite, removeMember, revokeInvite, requireAdmin } from "./members";
 export type * from "./shapes";
+export { WorkspaceIdInput } from "./shapes";
