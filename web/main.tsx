@@ -20,8 +20,6 @@ const queryClient = new QueryClient({
       // A refused session is not retried: the log-in page shows instead.
       retry: (count, e) => !["unauthorized", "forbidden", "not_found", "invalid_input"].includes(errorCode(e) ?? "") && count < 2,
       refetchOnWindowFocus: false,
-      // Live updates invalidate what they change; nothing else is asked for again within this time.
-      staleTime: 10_000,
     },
   },
 });

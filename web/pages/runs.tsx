@@ -35,6 +35,8 @@ export function RunsConsole() {
     queryKey: ["runs", query, page],
     queryFn: () => trpc.runs.list.query({ ...query, page, limit: PAGE_SIZE } as never) as ReturnType<typeof firstRunsPage.queryFn>,
     placeholderData: keepPreviousData,
+    // The page asked for at start-up is not asked for again on mount; live updates invalidate it when runs change.
+    staleTime: 5_000,
   });
   const pipelines = useQuery({ queryKey: ["pipelines"], queryFn: () => trpc.pipelines.list.query({ limit: 100 } as never) });
   const connections = useQuery({ queryKey: ["connections"], queryFn: () => trpc.connections.list.query({ limit: 100 } as never) });
