@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { verifyByOperator } from "../src/services/people";
 import { THROTTLE } from "../src/services/people/throttle";
 import { authenticate } from "../src/services/keys/authenticate";
 import { Harness } from "./helpers/harness";
@@ -150,7 +149,12 @@ describe("sign-up, log-in, sessions", () => {
   });
 
   test("the operator verifies an e-mail address where no mail is configured", async () => {
-    await verifyByOperator(h.svc, { email: SIGNUP.email });
+    const cli = Bun.spawnSync([process.execPath, "src/cli.ts", "user:verify", "--email", SIGNUP.email.toUpperCase()], { cwd: `${import.meta.dir}/..`, env: { ...process.env, ...h.childEnv() } });
+    expect(cli.exitCode, cli.stderr.toString()).toBe(0);
+    expect(JSON.parse(cli.stdout.toString()).email).toBe(SIGNUP.email);
+    const unknown = Bun.spawnSync([process.execPath, "src/cli.ts", "user:verify", "--email", "nobody@northwind-trading.com"], { cwd: `${import.meta.dir}/..`, env: { ...process.env, ...h.childEnv() } });
+    expect(unknown.exitCode).not.toBe(0);
+    expect(unknown.stderr.toString()).toContain("user 'nobody@northwind-trading.com' not found");
     expect((await call("account.me", { cookie, query: true })).body.result.data.person.emailVerified).toBe(true);
     const bad = await call("account.verifyEmail", { input: { token: "nope" } });
     expect(bad.status).toBe(400);
