@@ -147,6 +147,14 @@ describe("the dashboard, end to end", () => {
     await row.getByText("completed").waitFor({ timeout: 30_000 });
     await page.getByRole("row").filter({ has: page.getByRole("link", { name: "items.csv" }) }).getByText("completed").waitFor();
     await shot(page, "runs");
+    // Filters narrow the list; clearing them brings it back.
+    await page.getByLabel("Status").selectOption("failed");
+    await page.getByText("No runs match.").waitFor();
+    await page.getByLabel("Status").selectOption("completed");
+    await page.getByLabel("Pipeline").selectOption({ label: "Acme items" });
+    await page.getByRole("link", { name: "second.csv" }).waitFor();
+    await page.getByRole("button", { name: "Clear filters" }).click();
+    await page.getByText("Page 1 of 1 (2 runs)").waitFor();
     await page.setViewportSize({ width: 390, height: 844 });
     await shot(page, "runs-390");
     await page.setViewportSize({ width: 1280, height: 900 });
