@@ -198,6 +198,15 @@ describe("the dashboard, end to end", () => {
     await page.getByRole("heading", { name: "Log in" }).waitFor();
     await page.goto(runUrl);
     await page.getByRole("heading", { name: "Log in" }).waitFor();
+    // With the keyboard alone: type, Tab to the next field, Enter submits; the run's own URL then shows the run.
+    await page.getByLabel("E-mail").focus();
+    await page.keyboard.type("olive@acme-logistics.com");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "items.csv" }).waitFor();
+    await page.getByRole("button", { name: "Log out" }).click();
+    await page.getByRole("heading", { name: "Log in" }).waitFor();
 
     const other = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const p2 = await newPage(other);

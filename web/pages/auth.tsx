@@ -14,7 +14,9 @@ function useLoggedIn() {
   return () => {
     // What was asked for before the log-in (refused then) is asked again.
     qc.resetQueries();
-    navigate("/", { replace: true });
+    // A page asked for before logging in (a run's link) is shown once logged in.
+    const here = window.location.pathname;
+    if (["/login", "/signup", "/invite", "/verify"].includes(here)) navigate("/", { replace: true });
   };
 }
 
