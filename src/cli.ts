@@ -12,6 +12,7 @@ import { revokeKey } from "./services/keys/revoke-key";
 import { createWorkspace } from "./services/workspaces/create-workspace";
 import { FEATURES } from "./services/workspaces/shapes";
 import { setDefaultVersion, setFeature } from "./services/workspaces/update-workspace";
+import { verifyByOperator } from "./services/people";
 
 /**
  * The admin CLI: `bun run cli <command> [--flags]`. Each command prints one
@@ -30,6 +31,7 @@ const USAGE = `usage: bun run cli <command> [options]
   key:create        --workspace ID [--role admin|member] [--name NAME]
   key:revoke        --key KEY_ID [--workspace ID]
   key:list          --workspace ID
+  user:verify       --email EMAIL     confirm a person's e-mail address (where no outgoing mail is configured)
 
   Every command uses the service's database: DATABASE_URL, or DATA_DIR/service.db (DATA_DIR defaults to ./data).
   --init            create that SQLite database when it does not exist yet (otherwise refused)`;
@@ -98,6 +100,9 @@ const commands: Record<string, (svc: ServiceContext, flags: Flags) => Promise<un
   },
   async "key:list"(svc, f) {
     return { keys: await listKeys(svc, { workspaceId: need(f, "workspace") }) };
+  },
+  async "user:verify"(svc, f) {
+    return verifyByOperator(svc, { email: need(f, "email") });
   },
 };
 

@@ -131,6 +131,10 @@ const Env = z.object({
     .default(24 * 3600),
   /** Largest body of one outbound upload part (PUT /outbound/uploads/{uploadId}/parts/{n}). */
   OUTBOUND_MAX_PART_BYTES: z.coerce.number().int().positive("must be a positive number of bytes").max(128 * 1024 ** 2, "must be at most 134217728 (128 MiB)").default(16 * 1024 ** 2),
+  /** A dashboard session not used for this many minutes ends (idle expiry). */
+  SESSION_IDLE_MINUTES: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(30 * 24 * 60, "must be at most 43200 (30 days)").default(120),
+  /** A dashboard session ends this many hours after log-in, used or not (absolute expiry). */
+  SESSION_MAX_HOURS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(90 * 24, "must be at most 2160 (90 days)").default(168),
   /** Per-attempt limit of a webhook delivery: connect, send and the receiver's answer. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int("must be a whole number").min(10, "must be at least 10").max(300_000, "must be at most 300000 (5 minutes)").default(15_000),
   /** Delays before the retries of a failed webhook delivery (docs/decisions/webhooks.md); `none`: no retries. */
@@ -197,6 +201,8 @@ export interface Config {
   sftpPoll: { cron: string | null; settleSeconds: number };
   /** SFTP_HOST_KEY as given (a path or the key itself); null generates one under DATA_DIR. */
   sftpHostKey: string | null;
+  /** Dashboard sessions: idle and absolute expiry. */
+  sessions: { idleMinutes: number; maxHours: number };
   sftpLogin: { maxFailures: number; lockoutSeconds: number; failureDelayMs: number };
   emailDomain: string;
   maxJsonBodyBytes: number;
@@ -293,6 +299,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     sftpHost: e.SFTP_HOST ?? new URL(publicUrl).hostname,
     sftpPoll: { cron: e.SFTP_POLL_CRON === "off" ? null : e.SFTP_POLL_CRON, settleSeconds: e.SFTP_POLL_SETTLE_SECONDS },
     sftpHostKey: e.SFTP_HOST_KEY ?? null,
+    sessions: { idleMinutes: e.SESSION_IDLE_MINUTES, maxHours: e.SESSION_MAX_HOURS },
     sftpLogin: { maxFailures: e.SFTP_MAX_LOGIN_FAILURES, lockoutSeconds: e.SFTP_LOCKOUT_SECONDS, failureDelayMs: e.SFTP_FAILURE_DELAY_MS },
     emailDomain: e.EMAIL_DOMAIN.toLowerCase(),
     maxJsonBodyBytes: e.MAX_JSON_BODY_BYTES,

@@ -79,6 +79,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
       outboundMaxPartBytes: config.outboundMaxPartBytes,
       auditRetentionDays: config.auditRetentionDays,
       archive: { maxMembers: config.maxArchiveMembers, maxBytes: config.decompression.maxBytes, maxRatio: config.decompression.maxRatio },
+      sessions: config.sessions,
     },
   };
 }

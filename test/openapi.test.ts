@@ -6,6 +6,7 @@ import addFormats from "ajv-formats";
 import { recordArrival } from "../src/services/inbound";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { spaceKey } from "../src/services/spaces";
+import { DASHBOARD_PATHS } from "../src/http/web";
 
 /**
  * The OpenAPI 3.1 document at /openapi.json is built from the REST routes'
@@ -22,7 +23,17 @@ let ws: TestWorkspace;
 let doc: Json;
 
 const NOT_REST = (path: string) =>
-  path === "/graphql" || path.startsWith("/trpc") || path.startsWith("/docs") || path === "/openapi.json" || path === "/healthz" || path === "/livez" || path === "/readyz" || path === "/metrics" || path.startsWith("/storage/o/");
+  DASHBOARD_PATHS.includes(path) ||
+  path === "/assets/:file" ||
+  path === "/graphql" ||
+  path.startsWith("/trpc") ||
+  path.startsWith("/docs") ||
+  path === "/openapi.json" ||
+  path === "/healthz" ||
+  path === "/livez" ||
+  path === "/readyz" ||
+  path === "/metrics" ||
+  path.startsWith("/storage/o/");
 const toOpenApiPath = (path: string) => path.replace(/:([^/]+)/g, "{$1}");
 
 beforeAll(async () => {

@@ -3,6 +3,7 @@ import { recordArrival } from "../src/services/inbound";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { spaceKey } from "../src/services/spaces";
 import { waitForRun } from "./helpers/runs";
+import { DASHBOARD_PATHS } from "../src/http/web";
 
 /**
  * Walks every REST route the app serves, with no key, with a bad key, and
@@ -15,7 +16,7 @@ let owner: TestWorkspace;
 let intruder: TestWorkspace;
 const ids: Record<string, string> = {};
 
-const PUBLIC = new Set(["/healthz", "/openapi.json", "/docs", "/docs/assets/:file", "/docs/migrations/2026-05-25"]);
+const PUBLIC = new Set(["/healthz", "/livez", "/readyz", "/openapi.json", "/docs", "/docs/assets/:file", "/docs/migrations/2026-05-25", ...DASHBOARD_PATHS, "/assets/:file"]);
 // /graphql and /trpc authenticate inside their transports (see graphql/trpc security tests); /storage/o/* links carry their own signature;
 // /metrics takes METRICS_TOKEN, not an API key (test/metrics.test.ts).
 const OWN_AUTH = new Set(["/graphql", "/trpc/*", "/storage/o/*", "/metrics"]);

@@ -268,6 +268,27 @@ describe("the router typed clients import", () => {
       "documents.uploadUrl:mutation",
       "arrivals.list:query",
       "auditEvents.list:query",
+      "pipelines.preview:mutation",
+      "schemas.infer:mutation",
+      // People and sessions, as the dashboard uses them.
+      "account.acceptInvite:mutation",
+      "account.logIn:mutation",
+      "account.logOut:mutation",
+      "account.me:query",
+      "account.resendVerification:mutation",
+      "account.session:query",
+      "account.signUp:mutation",
+      "account.switchWorkspace:mutation",
+      "account.verifyEmail:mutation",
+      "keys.create:mutation",
+      "keys.list:query",
+      "keys.revoke:mutation",
+      "members.invite:mutation",
+      "members.list:query",
+      "members.remove:mutation",
+      "members.revokeInvite:mutation",
+      "workspace.get:query",
+      "workspace.setDefaultVersion:mutation",
     ];
     const webhookExtras = ["webhooks.rotateSecret:mutation", "webhooks.deliveries:query", "webhooks.redeliver:mutation", "webhooks.subscribe:mutation", "webhooks.unsubscribe:mutation"];
     expect(procedures).toEqual([...expected, "connections.test:mutation", ...webhookExtras, ...runs].sort());

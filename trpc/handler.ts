@@ -6,8 +6,11 @@ import { type AppError, isAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../s
 import { currentRequestScope } from "../src/domain/request-context";
 import { asUnavailable } from "../src/services/shared/unavailable";
 import { LATEST_VERSION } from "../src/domain/versions";
+import { boundedJsonRequest } from "../src/http/body";
 import { admitUnversioned, type HttpOptions } from "../src/http/call";
+import { checkOrigin, clientAddress } from "../src/http/credentials";
 import { declaredBytes, limitHeadersOf } from "../src/http/guard";
+import { PUBLIC_PROCEDURES } from "./routers/account";
 import type { ServiceContext } from "../src/services/context";
 import { TRPC_CODE } from "./errors";
 import type { TrpcContext } from "./init";
@@ -37,8 +40,10 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
       const path = new URL(req.url).pathname.slice("/trpc/".length);
       if (Object.hasOwn(appRouter._def.procedures, path)) scope.route = `/trpc/${path}`;
     }
+    const original = req;
     let ctx: TrpcContext | null = null;
     let refusal: AppError | null = null;
+    const address = clientAddress(req);
     req = withConnectionParamsKey(req);
     try {
       const admitted = await admitUnversioned(svc, req, opts, "trpc");
@@ -48,10 +53,25 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
       const e = isAppError(raw) ? raw : asUnavailable(raw);
       if (!e) throw raw;
       refusal = e;
-      const refused = await refusedSubscription(req, e);
-      if (refused) return refused;
-      // Without the body, tRPC gets as far as createContext (which refuses) whatever was sent.
-      req = new Request(req.url, { method: req.method, headers: { "content-type": "application/json" } });
+      // Public procedures (sign-up, log-in, ...) need no caller: a stale cookie must not stop a log-in. In a batch
+      // that also names others, those others are refused one by one with this refusal (trpc/init.ts).
+      // Only a refused caller falls back so; a refused body (size, encoding) is refused whatever the procedure.
+      if ((e.code === "unauthorized" || e.code === "forbidden") && namesPublic(req)) {
+        try {
+          req = await admitPublic(svc, req, opts);
+          ctx = { svc, actor: null, refusal: e };
+          refusal = null;
+        } catch (e2) {
+          if (!isAppError(e2)) throw e2;
+          refusal = e2;
+        }
+      }
+      if (refusal) {
+        const refused = await refusedSubscription(req, refusal);
+        if (refused) return refused;
+        // Without the body, tRPC gets as far as createContext (which refuses) whatever was sent.
+        req = new Request(req.url, { method: req.method, headers: { "content-type": "application/json" } });
+      }
     }
     const res = await fetchRequestHandler({
       endpoint: "/trpc",
@@ -68,7 +88,7 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
           if (limited) for (const name in limited) resHeaders.set(name, limited[name] as string);
           throw new TRPCError({ code: TRPC_CODE[refusal.code], message: refusal.message, cause: refusal });
         }
-        return { ...(ctx as TrpcContext), resHeaders };
+        return { ...(ctx as TrpcContext), resHeaders, http: { request: original, resHeaders, address } };
       },
     });
     res.headers.set("service-version", LATEST_VERSION);
@@ -94,6 +114,18 @@ function withConnectionParamsKey(req: Request): Request {
   const headers = new Headers(req.headers);
   headers.set("x-api-key", key);
   return new Request(req, { headers });
+}
+
+/** A procedure the call names (a batch names several) is public. */
+function namesPublic(req: Request): boolean {
+  const paths = decodeURIComponent(new URL(req.url).pathname.replace(/^\/trpc\//, "")).split(",");
+  return paths.some((p) => PUBLIC_PROCEDURES.has(p));
+}
+
+/** A public call: only the Origin check (against log-in CSRF) and the body limit. */
+async function admitPublic(svc: ServiceContext, req: Request, opts: HttpOptions): Promise<Request> {
+  if (req.headers.get("origin") !== null) checkOrigin(svc, req);
+  return boundedJsonRequest(req, opts.maxJsonBodyBytes);
 }
 
 async function refusedSubscription(req: Request, refusal: AppError): Promise<Response | null> {

@@ -4,17 +4,29 @@ import { AppError, ERROR_CODES, isAppError } from "../src/domain/errors";
 import { currentRequestId } from "../src/domain/request-context";
 import { formatIssues } from "../src/domain/validation";
 import { HTTP_STATUS } from "../src/http/errors";
-import { limitHeadersOf, limitKey } from "../src/http/guard";
+import { budgetOf, limitHeadersOf, limitKey } from "../src/http/guard";
 import type { Actor, ServiceContext } from "../src/services/context";
 import { asUnavailable } from "../src/services/shared/unavailable";
 import { TRPC_CODE } from "./errors";
 
+/** What a procedure sees of the HTTP exchange (absent for in-process callers): cookies are read and set through it. */
+export interface TrpcHttp {
+  request: Request;
+  resHeaders: Headers;
+  /** The client's address, for log-in throttling; null when unknown. */
+  address: string | null;
+}
+
 export interface TrpcContext {
   svc: ServiceContext;
-  actor: Actor;
+  /** null only on public procedures (sign-up, log-in, ...), which need no caller. */
+  actor: Actor | null;
+  /** Why there is no caller (a bad key, an expired session), for the procedures that need one. */
+  refusal?: AppError;
+  http?: TrpcHttp;
   /** The HTTP answer's headers (the fetch adapter); absent for in-process callers. */
   resHeaders?: Headers;
-  /** Body bytes the request declared, charged to the key's upload budget by its first procedure call. */
+  /** Body bytes the request declared, charged to the caller's upload budget by its first procedure call. */
   bodyBytes?: number;
 }
 
@@ -57,6 +69,12 @@ const appErrors = t.middleware(async ({ next, ctx }) => {
   return result;
 });
 
+/** Every procedure but the public ones needs a caller: an API key or a session cookie. */
+const authed = t.middleware(({ ctx, next }) => {
+  if (!ctx.actor) throw ctx.refusal ?? new AppError("unauthorized", "x-api-key: header is required (or log in for a session cookie)");
+  return next({ ctx: { ...ctx, actor: ctx.actor } });
+});
+
 /**
  * Every procedure call counts against its key's request budget (and the
  * request's body against its byte budget, once), as REST requests do; the
@@ -65,8 +83,9 @@ const appErrors = t.middleware(async ({ next, ctx }) => {
 const rateLimited = t.middleware(async ({ ctx, next }) => {
   const bytes = ctx.bodyBytes ?? 0;
   ctx.bodyBytes = 0;
+  if (!ctx.actor) return next();
   try {
-    const headers = await limitKey(ctx.svc, ctx.actor.keyId, bytes);
+    const headers = await limitKey(ctx.svc, budgetOf(ctx.actor), bytes);
     if (headers && ctx.resHeaders) for (const name in headers) ctx.resHeaders.set(name, headers[name] as string);
   } catch (e) {
     const headers = limitHeadersOf(e);
@@ -77,7 +96,9 @@ const rateLimited = t.middleware(async ({ ctx, next }) => {
 });
 
 export const router = t.router;
-export const procedure = t.procedure.use(appErrors).use(rateLimited);
+export const procedure = t.procedure.use(appErrors).use(authed).use(rateLimited);
+/** Procedures a person uses before they have a session (sign-up, log-in, verification and invitation links, log-out). */
+export const publicProcedure = t.procedure.use(appErrors);
 export const createCallerFactory = t.createCallerFactory;
 
 /** Input is passed through untouched: each use case parses its own input, so every transport gets the same rules and messages. */

@@ -9,6 +9,10 @@ import { runsRouter } from "./routers/runs";
 import { outboundRouter } from "./routers/outbound";
 import { schemasRouter } from "./routers/schemas";
 import { webhooksRouter } from "./routers/webhooks";
+import { accountRouter } from "./routers/account";
+import { keysRouter } from "./routers/keys";
+import { membersRouter } from "./routers/members";
+import { workspaceRouter } from "./routers/workspace";
 import { notificationPreferencesRouter, notificationSendsRouter } from "./routers/notifications";
 
 export const appRouter = router({
@@ -24,6 +28,10 @@ export const appRouter = router({
   notificationPreferences: notificationPreferencesRouter,
   notificationSends: notificationSendsRouter,
   auditEvents: auditRouter,
+  account: accountRouter,
+  members: membersRouter,
+  keys: keysRouter,
+  workspace: workspaceRouter,
 });
 
 /** Import this type in a client: `createTRPCClient<AppRouter>(...)`. */

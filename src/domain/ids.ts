@@ -19,6 +19,10 @@ export const ID_PREFIXES = {
   delivery: "dlv",
   notificationPreference: "npref",
   notificationSend: "nsend",
+  user: "user",
+  membership: "mbr",
+  session: "sess",
+  userToken: "utok",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -19,6 +19,7 @@ import { outboundRoutes } from "./routes/outbound";
 import { schemaRoutes } from "./routes/schemas";
 import { storageRoutes } from "./routes/storage";
 import { webhookRoutes } from "./routes/webhooks";
+import { dashboardRoutes } from "./web";
 import { notificationRoutes } from "./routes/notifications";
 import { AppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../domain/errors";
 import { currentRequestId } from "../domain/request-context";
@@ -111,6 +112,7 @@ export function createHttpApp(
     .all("/graphql", ({ request }) => mounts.graphql(request), { parse: "none" })
     .all("/trpc/*", ({ request }) => mounts.trpc(request), { parse: "none" })
     // Before the REST routes: their key check is global to routes mounted after them, and a signed link needs no key.
+    .use(dashboardRoutes(svc.log))
     .use(storageRoutes(svc))
     .use(connectionRoutes(svc, http))
     .use(arrivalRoutes(svc, http))

@@ -13,7 +13,7 @@ import {
   sunsetError,
 } from "../domain/versions";
 import type { Actor, ServiceContext } from "../services/context";
-import { admitKey, declaredBytes, type LimitHeaders, limitKey } from "./guard";
+import { admitKey, budgetOf, declaredBytes, type LimitHeaders, limitKey } from "./guard";
 import { claimFor, idempotencyOf, settle } from "./idempotency";
 
 export interface HttpOptions {
@@ -53,6 +53,16 @@ export function readsOwnBody(method: string, route: string): void {
 }
 
 /**
+ * REST routes that take the dashboard's session cookie as well as a key
+ * (with the Origin check): only the file upload, which the browser sends
+ * itself to watch its progress (docs/decisions/dashboard.md).
+ */
+const COOKIE_ROUTES = new Set<string>();
+export function acceptsSessionCookie(method: string, route: string): void {
+  COOKIE_ROUTES.add(`${method} ${route}`);
+}
+
+/**
  * For every REST route: authenticate the key, choose the API version
  * (header, workspace default, service default), refuse sunset versions and
  * routes, and label the reply with the version and deprecation headers.
@@ -75,8 +85,8 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
       return plain === responseValue ? undefined : plain;
     })
     .resolve({ as: "global" }, async ({ request, set, path, route }) => {
-      const actor = await admitKey(svc, request, "rest");
-      const limits = await limitKey(svc, actor.keyId, BODYLESS.has(request.method) ? 0 : declaredBytes(request));
+      const actor = await admitKey(svc, request, "rest", { sessions: COOKIE_ROUTES.has(`${request.method} ${route}`) });
+      const limits = await limitKey(svc, budgetOf(actor), BODYLESS.has(request.method) ? 0 : declaredBytes(request));
       if (limits) Object.assign(set.headers, limits);
       const now = svc.clock.now();
       // Until the header is known to be valid, replies carry the workspace's own default.
@@ -191,7 +201,7 @@ export async function admitUnversioned(
   surface: "trpc" | "graphql",
 ): Promise<{ actor: Actor; request: Request }> {
   // tRPC counts each procedure call against the key's budgets (trpc/init.ts), not the request.
-  const actor = await admitKey(svc, request, surface);
+  const actor = await admitKey(svc, request, surface, { sessions: true });
   const raw = request.headers.get("service-version");
   if (raw !== null) parseVersion(raw.trim());
   return { actor, request: await boundedJsonRequest(request, http.maxJsonBodyBytes) };
@@ -207,8 +217,8 @@ export async function admitUnversionedParsed(
   request: Request,
   http: HttpOptions,
 ): Promise<{ actor: Actor; body: { value: unknown } | null; limits: LimitHeaders | null }> {
-  const actor = await admitKey(svc, request, "graphql");
-  const limits = await limitKey(svc, actor.keyId, declaredBytes(request));
+  const actor = await admitKey(svc, request, "graphql", { sessions: true });
+  const limits = await limitKey(svc, budgetOf(actor), declaredBytes(request));
   const raw = request.headers.get("service-version");
   if (raw !== null) parseVersion(raw.trim());
   return { actor, body: await readCheckedBody(request, http.maxJsonBodyBytes), limits };

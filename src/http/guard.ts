@@ -3,6 +3,7 @@ import type { Actor, ServiceContext, Surface } from "../services/context";
 import { authenticate } from "../services/keys/authenticate";
 import type { Budget, KeyVerdicts, RateLimits, Verdict } from "../services/rate-limits";
 import { currentRequestId } from "../domain/request-context";
+import { authenticateRequest } from "./credentials";
 
 /**
  * The door every HTTP surface admits a key through: the caller's origin
@@ -82,6 +83,9 @@ export function declaredBytes(request: Request): number {
 }
 
 /** Counts one call of the key; refuses over budget. The answer's header fields either way (null: no budgets). */
+/** Whose budgets a call spends: its API key's, or the person's behind a session. */
+export const budgetOf = (actor: Actor): string => actor.keyId ?? `user:${actor.userId}`;
+
 export async function limitKey(svc: ServiceContext, keyId: string, bytes: number): Promise<LimitHeaders | null> {
   const limits = svc.rateLimits;
   if (!limits.requests && !limits.bytes) return null;
@@ -97,7 +101,7 @@ export async function limitKey(svc: ServiceContext, keyId: string, bytes: number
  * unknown keys is refused (429) before its key is looked at; each refused
  * key counts against its address. In-process calls (no address) are not limited.
  */
-export async function admitKey(svc: ServiceContext, request: Request, surface: Surface): Promise<Actor> {
+export async function admitKey(svc: ServiceContext, request: Request, surface: Surface, opts: { sessions?: boolean } = {}): Promise<Actor> {
   const address = clientAddress(request);
   const limits = svc.rateLimits;
   if (address !== null && limits.authFailures) {
@@ -112,7 +116,9 @@ export async function admitKey(svc: ServiceContext, request: Request, surface: S
     }
   }
   try {
-    return await authenticate(svc, { apiKey: request.headers.get("x-api-key"), origin: { surface, address, requestId: requestIdOf(request) } });
+    const origin = { surface, address, requestId: requestIdOf(request) };
+    // A person's session cookie where the surface takes one (tRPC, GraphQL, the REST upload route), else the key.
+    return opts.sessions ? await authenticateRequest(svc, request, origin) : await authenticate(svc, { apiKey: request.headers.get("x-api-key"), origin });
   } catch (e) {
     if (address !== null && e instanceof AppError && e.code === "unauthorized") limits.failedLogin(address);
     throw e;

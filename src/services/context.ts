@@ -62,6 +62,8 @@ export interface ServiceContext {
     auditRetentionDays: number;
     /** Zip archives: most members (MAX_ARCHIVE_MEMBERS), total inflated bytes and ratio (MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSION_RATIO). */
     archive: { maxMembers: number; maxBytes: number; maxRatio: number };
+    /** Dashboard sessions (SESSION_IDLE_MINUTES, SESSION_MAX_HOURS). */
+    sessions: { idleMinutes: number; maxHours: number };
   };
 }
 
@@ -78,11 +80,15 @@ export interface Origin {
   requestId: string | null;
 }
 
-/** The authenticated caller: one API key of one workspace. */
+/** The authenticated caller: one API key of one workspace, or a person's session working in one of their workspaces. */
 export interface Actor {
   workspaceId: string;
-  keyId: string;
+  /** The API key; null for a person's session. */
+  keyId: string | null;
+  /** The key's name, or the person's e-mail for a session (the audit log's "who"). */
   keyName: string;
+  /** The person behind a session; absent for an API key. */
+  userId?: string;
   role: Role;
   features: readonly string[];
   defaultVersion: ApiVersion | null;

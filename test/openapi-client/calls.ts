@@ -123,6 +123,30 @@ export const examples: { [K in Operation]: Example } = {
       return r;
     },
   },
+  "POST /pipelines/{id}/preview": {
+    call: (api, ids) =>
+      api.POST("/pipelines/{id}/preview", {
+        ...path(ids.newPipeline),
+        body: { file: "SKU,Qty\nA-1,3\n", limit: "10" },
+        bodySerializer(body) {
+          const form = new FormData();
+          form.append("limit", body.limit ?? "");
+          form.append("file", new Blob([body.file], { type: "text/csv" }), "sample.csv");
+          return form;
+        },
+      }),
+  },
+  "POST /schemas/infer": {
+    call: (api) =>
+      api.POST("/schemas/infer", {
+        body: { file: "SKU,Qty\nA-1,3\n" },
+        bodySerializer(body) {
+          const form = new FormData();
+          form.append("file", new Blob([body.file], { type: "text/csv" }), "sample.csv");
+          return form;
+        },
+      }),
+  },
   "GET /pipeline-runs": { call: (api) => api.GET("/pipeline-runs", { params: { query: { status: "completed" } } }) },
   "GET /pipeline-runs/pipeline/{pipelineId}": {
     call: (api, ids) => api.GET("/pipeline-runs/pipeline/{pipelineId}", { params: { path: { pipelineId: ids.pipeline } } }),

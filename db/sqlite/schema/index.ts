@@ -15,3 +15,4 @@ export * from "./sftp-pickups";
 export * from "./audit-events";
 export * from "./idempotency-keys";
 export * from "./rate-limit-windows";
+export * from "./people";

@@ -3213,6 +3213,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the whole request is over MAX_UPLOAD_BYTES (the sample itself is read up to PREVIEW_MAX_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             default: components["responses"]["Unexpected"];
         };
@@ -3730,6 +3739,15 @@ export interface operations {
                 };
             };
             410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the whole request is over MAX_UPLOAD_BYTES (the sample itself is read up to PREVIEW_MAX_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             default: components["responses"]["Unexpected"];
         };

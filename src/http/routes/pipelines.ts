@@ -69,6 +69,7 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
               "`multipart/form-data`: the sample in `file`; optional text fields `mappings` (JSON, as on save) and `schemaId` to try instead of the saved ones, and `limit` " +
               "(rows returned, default 100, at most 1000). Nothing is stored and no run is made. A file larger than PREVIEW_MAX_BYTES is read up to it (`truncated`).",
             response: { one: pipelines.PipelinePreview },
+            errors: { payload_too_large: "the whole request is over MAX_UPLOAD_BYTES (the sample itself is read up to PREVIEW_MAX_BYTES)" },
           }),
           requestBody: { required: true, content: { "multipart/form-data": { schema: formRef(PreviewForm) } } },
         },

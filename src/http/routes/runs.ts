@@ -6,14 +6,15 @@ import { z } from "zod";
 import { AppError } from "../../domain/errors";
 import type { ServiceContext } from "../../services/context";
 import * as runs from "../../services/runs";
-import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
-import { declaredBytes } from "../guard";
+import { acceptsSessionCookie, callPlugin, type HttpOptions, readsOwnBody } from "../call";
+import { budgetOf, declaredBytes } from "../guard";
 import { digestStream, hashing, idempotencyOf, ownBodyReplay } from "../idempotency";
 import { describe, type RouteDescription } from "../openapi";
 import { pagedList } from "./lists";
 
 const UPLOAD_ROUTE = "/pipelines/:id/runs";
 readsOwnBody("POST", UPLOAD_ROUTE);
+acceptsSessionCookie("POST", UPLOAD_ROUTE);
 
 /** Multipart framing (boundaries, part headers) a file upload may add to the file's own size. */
 const MULTIPART_SLACK = 1024 * 1024;
@@ -108,7 +109,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
             }),
           );
           // A streamed upload without content-length was not charged on admission: its size counts against the key's byte budget now.
-          if (declaredBytes(request) === 0) svc.rateLimits.chargeBytes(call.actor.keyId, run.row.size);
+          if (declaredBytes(request) === 0) svc.rateLimits.chargeBytes(budgetOf(call.actor), run.row.size);
           return runs.presentRun(run, call.version);
         },
         {

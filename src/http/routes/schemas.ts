@@ -42,6 +42,7 @@ export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
               "`multipart/form-data`: the sample in `file`, and optionally `options` (JSON, as a pipeline's mappings.options). Answers a JSON Schema `definition` ready for " +
               "POST /schemas, a suggested `fieldMappings` and the evidence per column. Nothing is stored. A file larger than PREVIEW_MAX_BYTES is read up to it (`truncated`).",
             response: { one: schemas.InferredSchema },
+            errors: { payload_too_large: "the whole request is over MAX_UPLOAD_BYTES (the sample itself is read up to PREVIEW_MAX_BYTES)" },
           }),
           requestBody: { required: true, content: { "multipart/form-data": { schema: formRef(InferSchemaForm) } } },
         },

@@ -1,11 +1,10 @@
-import { AppError } from "../../domain/errors";
 import { newId } from "../../domain/ids";
 import { LATEST_VERSION } from "../../domain/versions";
 import { parseInput } from "../../domain/validation";
 import type { ServiceContext } from "../context";
 import { insertKey } from "../keys/create-key";
 import type { CreatedKey } from "../keys/shapes";
-import { isFreeMailDomain } from "./free-mail";
+import { refuseFreeMail } from "./free-mail";
 import { CreateWorkspaceInput, type WorkspaceView } from "./shapes";
 import { recordAudit } from "../audit";
 
@@ -15,13 +14,7 @@ export async function createWorkspace(
   raw: CreateWorkspaceInput,
 ): Promise<{ workspace: WorkspaceView; key: CreatedKey }> {
   const input = parseInput(CreateWorkspaceInput, raw);
-  const domain = input.email.split("@")[1]!.toLowerCase();
-  if (isFreeMailDomain(domain)) {
-    throw new AppError(
-      "invalid_input",
-      `email: '${domain}' is a personal e-mail provider; register with your company's e-mail domain`,
-    );
-  }
+  refuseFreeMail(input.email);
   const now = ctx.clock.now();
   const workspace: WorkspaceView = {
     id: newId("workspace"),

@@ -1,3 +1,4 @@
+import { AppError } from "../../domain/errors";
 import providers from "email-providers/all.json" with { type: "json" };
 
 /**
@@ -13,4 +14,12 @@ export function isFreeMailDomain(domain: string): boolean {
     if (FREE.has(labels.slice(i).join("."))) return true;
   }
   return false;
+}
+
+/** The one rule for every way in (CLI workspace:create, dashboard sign-up): company e-mail domains only. */
+export function refuseFreeMail(email: string): void {
+  const domain = email.split("@")[1]!.toLowerCase();
+  if (isFreeMailDomain(domain)) {
+    throw new AppError("invalid_input", `email: '${domain}' is a personal e-mail provider; register with your company's e-mail domain`);
+  }
 }
