@@ -140,6 +140,12 @@ const BY_ID: Record<string, { op: string; rest: () => [string, string, unknown?]
     rest: () => ["PATCH", `/pipelines/${a.pipeline}`, { isActive: false, webhookIds: [] }],
   },
   deletePipeline: { op: "mutation($id: ID!) { deletePipeline(id: $id) { id } }", id: () => a.pipeline, rest: () => ["DELETE", `/pipelines/${a.pipeline}`] },
+  previewPipeline: {
+    op: 'mutation($id: ID!) { previewPipeline(id: $id, input: { sample: { filename: "a.csv", text: "sku\\nA-1\\n" } }) { columns } }',
+    id: () => a.pipeline,
+    // REST looks the pipeline up before it reads a byte of the sample.
+    rest: () => ["POST", `/pipelines/${a.pipeline}/preview`],
+  },
   updateWebhook: {
     op: 'mutation($id: ID!) { updateWebhook(id: $id, input: { url: "https://evil.example.com" }) { id } }',
     id: () => a.webhook,
