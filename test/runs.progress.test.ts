@@ -102,7 +102,8 @@ function checkSamples(samples: Any[], size: number, totalRows: number) {
 
 describe("progress while a run is processing", () => {
   test("a file read whole by one worker: pushed and readable, about once a second, then gone when it ends", async () => {
-    const rows = 150_000;
+    // Large enough to take well over 2 s on a quiet machine (about 1.6 s for 150,000 rows).
+    const rows = 500_000;
     const { run, pushed, polled, final } = await progressOf("json", "big.json", jsonArray(rows));
     expect(final.status).toBe("completed");
     const processMs = final.metadata.timings.processMs as number;
@@ -119,8 +120,14 @@ describe("progress while a run is processing", () => {
   });
 
   test("a file read in stripes by every worker: the same, counted as stripes come back", async () => {
-    const rows = 1_500_000;
-    const { run, pushed, final } = await progressOf("csv", "big.csv", csv(rows));
+    // The JavaScript row loop, so that the file takes seconds on a quiet machine (the native one read 1.5M rows in ~0.6 s).
+    const rows = 6_000_000;
+    const native = process.env.FPS_ENGINE_NATIVE;
+    process.env.FPS_ENGINE_NATIVE = "0";
+    const { run, pushed, final } = await progressOf("csv", "big.csv", csv(rows)).finally(() => {
+      if (native === undefined) delete process.env.FPS_ENGINE_NATIVE;
+      else process.env.FPS_ENGINE_NATIVE = native;
+    });
     expect(final.status).toBe("completed");
     const samples = pushed.filter((r) => r?.status === "processing" && r.metadata.progress).map((r) => r.metadata.progress);
     expect(final.metadata.timings.processMs).toBeGreaterThan(1200);

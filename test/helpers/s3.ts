@@ -21,8 +21,10 @@ import type { StorageConfig } from "../../src/adapters/storage/port";
 const nodeCrypto = require("node:crypto") as typeof import("node:crypto");
 for (const name of ["createCipheriv", "createDecipheriv"] as const) {
   const original = nodeCrypto[name] as (...args: unknown[]) => unknown;
-  (nodeCrypto as Record<string, unknown>)[name] = (algorithm: unknown, ...rest: unknown[]) =>
-    original(algorithm === "des" ? "des-cbc" : algorithm, ...rest);
+  // A function, not an arrow: callers may use `new` (openpgp does), which an arrow function refuses.
+  (nodeCrypto as Record<string, unknown>)[name] = function (algorithm: unknown, ...rest: unknown[]) {
+    return original(algorithm === "des" ? "des-cbc" : algorithm, ...rest);
+  };
 }
 
 // Must be replaced before s3rver's store module loads: it destructures `walk` on load.
