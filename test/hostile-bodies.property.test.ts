@@ -160,7 +160,9 @@ let pgSnapshot: { sql: postgres.Sql; query: string } | null = null;
  * table's rows, prepared once.
  */
 async function snapshot(): Promise<string> {
-  const tables = Object.entries(h.svc.db.t).filter(([, table]) => is(table, Table)) as [string, Table][];
+  // Every request, refused or not, is counted against its key's rate-limit budget: those counters are meant to move.
+  const COUNTERS = new Set(["rate_limit_windows", "login_throttle"]);
+  const tables = (Object.entries(h.svc.db.t).filter(([, table]) => is(table, Table)) as [string, Table][]).filter(([, t]) => !COUNTERS.has(getTableName(t)));
   const url = h.childEnv().DATABASE_URL;
   if (url) {
     pgSnapshot ??= {
