@@ -6,4 +6,4 @@ set -e
 cd "$(dirname "$0")/../packages/client"
 node_modules/.bin/tsc -p tsconfig.json
 cp src/schema.d.ts dist/schema.d.ts
-chmod +x dist/cli.js
+chmod +x dist/cli.js bin/fps.js

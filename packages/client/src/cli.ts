@@ -337,6 +337,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("/fps")) {
+// Run directly (`node dist/cli.js`); the installed command is bin/fps.js, which calls main itself.
+if (import.meta.url === `file://${process.argv[1]}`) {
   main(process.argv.slice(2)).then((code) => process.exit(code));
 }
