@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createObjectStore } from "../src/adapters/storage/index";
 import type { ObjectStore, StorageConfig } from "../src/adapters/storage/port";
 import type { ProcessRequest, SchemaRef } from "../src/engine/types";
-import { PipelineMappings } from "../src/services/pipelines/shapes";
+import { PipelineMappings } from "../src/domain/mappings";
 
 export interface TestStore {
   store: ObjectStore;

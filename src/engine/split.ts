@@ -3,7 +3,7 @@ import { readSync } from "node:fs";
 import Papa from "papaparse";
 import type { ObjectStore } from "../adapters/storage/port";
 import type { RowError, RunCounts } from "../domain/runs";
-import type { FieldMapping } from "../services/pipelines/shapes";
+import type { FieldMapping } from "../domain/mappings";
 import { openInput } from "./parse";
 import { isGzip } from "./parse/bytes";
 import { type HeaderSummary, hasHeader, headerPlanFor, mappingFor } from "./header";
