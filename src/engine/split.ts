@@ -22,7 +22,7 @@ import { ChunkEncoder } from "./write/chunks";
  * "One file on both workers"): `planSplit` decides from the file's first
  * bytes whether and how it may be cut, and `processStripe` maps, validates
  * and renders one stripe (a byte range cut at a line end) into buffers that
- * go back to the coordinator (src/engine/stripes.ts, on the service's main
+ * go back to the coordinator (src/engine/stripes, on the service's main
  * thread), which writes the stripes in order. Nothing here writes a file.
  */
 

@@ -3,7 +3,7 @@ import type { ProcessRequest } from "./types";
 
 /**
  * What the worker threads and the coordinator of a striped run share
- * (src/engine/split.ts, src/engine/stripes.ts). Types and byte scanning
+ * (src/engine/split.ts, src/engine/stripes). Types and byte scanning
  * only: the service's main thread imports this, never the parsers.
  */
 
@@ -61,7 +61,7 @@ export interface StripeResult {
  * quotes: a line with an odd number opens or closes a quoted field that
  * spans lines, so the line ends around it are avoided. Without such a line
  * end, the first one. A guess either way: the stripe before a cut proves it
- * (src/engine/stripes.ts).
+ * (src/engine/stripes).
  */
 export function cutIn(window: Uint8Array, newline: "\n" | "\r\n", quote: number | null): number {
   const ends: number[] = [];
