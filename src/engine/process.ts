@@ -1,10 +1,10 @@
 import type { ObjectStore } from "../adapters/storage/port";
 import type { RowError, RunCounts } from "../domain/runs";
+import { rowCollector } from "../runtime/gc";
 import { type HeaderStep, type HeaderSummary, hasHeader, headerStep, mappingFor } from "./header";
 import { type CompiledMapping, MappingConfigError } from "./map";
 import { openInput, type ParsedInput } from "./parse";
 import { EngineInputError, type EngineProgress, type ParseOptions, PROGRESS_BYTES, PROGRESS_ROWS, type ParseSummary, type ProcessOutcome, type ProcessRequest, type SourceRecord } from "./types";
-import { rowCollector } from "../runtime/gc";
 import { trace } from "./trace";
 import { type RowValidator, SchemaCompileError, validatorFor } from "./validate";
 import { createWriter, jsonWriter, type RowWriter } from "./write";
@@ -348,10 +348,10 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
       rejectText = "";
     }
     // Nothing of this batch stays reachable from here (producers never reuse a batch), so a collection finds it dead.
-    const read = batch.length;
+    const batchRows = batch.length;
     out.length = 0;
     (batch as unknown[]).length = 0;
-    collector.add(read);
+    collector.add(batchRows);
   }
   // A header and no rows: the header is still checked.
   return headerDone ? null : checkHeader();

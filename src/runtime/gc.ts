@@ -36,8 +36,10 @@ export class Collector {
  * 8,192 rows, every second one full. Each row leaves about 1.3 KB of
  * short-lived strings, arrays and objects, and a worker's resident memory grew
  * by 150+ MB on a large file. The pump adds a batch's rows once the batch is
- * written and emptied, so an eden collection frees nearly everything and
- * promotes almost nothing, and the full one after it frees what was promoted.
+ * written and emptied (and the CSV reader hands out each parsed piece whole,
+ * src/engine/parse/csv.ts), so nothing parsed is alive then: an eden
+ * collection frees nearly everything and promotes almost nothing, and the
+ * full one after it frees what was promoted.
  * On the bench file and the 1 GB file: a full collection every 16,384 rows
  * 1.27 s / 280 MiB peak; eden every 8,192 with every second one full 1.13 s /
  * 260 MiB; every third one full 1.06 s but 360-400 MiB.
