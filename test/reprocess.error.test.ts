@@ -85,8 +85,8 @@ describe("conflicts", () => {
     expect(body.message).toContain(`pipeline '${gone.pipeline.id}'`);
     expect(body.message).toContain("was deleted");
     const g = await graphql(ws, old.id);
-    expect(g.body.errors[0].extensions.code).toBe("CONFLICT");
-    expect(g.body.errors[0].message).toBe(body.message);
+    expect(g.body.errors![0]!.extensions.code).toBe("CONFLICT");
+    expect(g.body.errors![0]!.message).toBe(body.message);
     const e = await trpcClient(ws).runs.reprocess.mutate({ id: old.id }).catch((x) => x);
     expect(e.data.code).toBe("CONFLICT");
     expect(e.message).toBe(body.message);
@@ -121,7 +121,7 @@ describe("another workspace", () => {
     expect(body.message).toBe(`pipeline run '${run.id}' not found`);
     const g = await graphql(intruder, run.id, 1);
     expect(g.body.data.reprocessRun).toBeNull();
-    expect(g.body.errors[0].extensions.code).toBe("NOT_FOUND");
+    expect(g.body.errors![0]!.extensions.code).toBe("NOT_FOUND");
     const e = await trpcClient(intruder).runs.reprocess.mutate({ id: run.id }).catch((x) => x);
     expect(e.data.code).toBe("NOT_FOUND");
     expect(e.message).toBe(body.message);

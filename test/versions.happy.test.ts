@@ -202,7 +202,7 @@ describe("GraphQL and tRPC", () => {
   test("another workspace's pipeline is NOT_FOUND on both; bad paging is a BAD_REQUEST naming the field", async () => {
     const g = await h.graphql(other.apiKey, `query($id: ID!) { pipelineVersions(id: $id) { data { version } } }`, { id: fx.pipeline.id });
     expect(g.body.data.pipelineVersions).toBeNull();
-    expect(g.body.errors[0].extensions.code).toBe("NOT_FOUND");
+    expect(g.body.errors![0]!.extensions.code).toBe("NOT_FOUND");
     const t = trpcClient(other);
     const e = await t.pipelines.versions.query({ id: fx.pipeline.id }).catch((x) => x);
     expect(e.data.code).toBe("NOT_FOUND");

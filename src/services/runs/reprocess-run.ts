@@ -15,9 +15,10 @@ import { startRun } from "./start-run";
  * The file enters through `startRun`, the door every file takes.
  */
 export async function reprocessRun(ctx: ServiceContext, opts: CallOptions & { id: string; input?: ReprocessRunInput }): Promise<RunRecord> {
-  const input = parseInput(ReprocessRunInput, opts.input ?? {});
   const workspaceId = opts.actor.workspaceId;
+  // Another workspace's run is a 404 whatever the body says.
   const { row, pipelineName } = await loadRun(ctx, { workspaceId, id: opts.id });
+  const input = parseInput(ReprocessRunInput, opts.input ?? {});
   if (pipelineName === null) {
     throw new AppError(
       "conflict",
