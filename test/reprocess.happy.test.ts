@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTRPCClient, httpLink } from "@trpc/client";
 import type { AppRouter } from "../trpc/router";
 import { Harness, type TestWorkspace } from "./helpers/harness";
+import { outboundPipeline, readSpaceFile, startUpload, uploadAll } from "./helpers/outbound";
 import { createPipeline, ITEM_SCHEMA, type PipelineFixture, runToEnd, waitForRun } from "./helpers/runs";
 
 /**
@@ -49,7 +50,7 @@ const reprocess = (runId: string, body?: unknown, w: TestWorkspace = ws) => h.ap
 async function reprocessed(runId: string, body?: unknown): Promise<Any> {
   const r = await reprocess(runId, body);
   expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return waitForRun(h, ws, r.body.id, ["completed", "failed"]);
+  return waitForRun(h, ws, r.body.id, ["completed", "delivered", "failed"]);
 }
 /** The processed file, through its link (the local store's links are served by the service itself). */
 const processedRows = async (runId: string): Promise<Any[]> => {
@@ -155,6 +156,25 @@ describe("reprocess", () => {
     expect(c.body.message).toContain("reprocess-orders-1");
     expect((await h.ok(ws, "GET", `/pipeline-runs/pipeline/${fx.pipeline.id}`)).pagination.total).toBe(before + 1);
     await waitForRun(h, ws, a.body.id, ["completed", "failed"]);
+  });
+});
+
+describe("outbound", () => {
+  test("an outbound run reprocessed is delivered again, under the new mappings, with the name and format it was sent with", async () => {
+    const out = await outboundPipeline(h, ws, { connectionName: "Out partner", name: "Items out" });
+    const created = await startUpload(h, ws, { connectionName: "Out partner", pipelineName: "Items out", totalParts: 1, outputFilename: "week.csv" });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const done = await uploadAll(h, ws, created.body.uploadId, [[{ SKU: "x-1", Qty: "2", Name: "Pin" }]]);
+    const sent = await waitForRun(h, ws, done.runId, ["delivered", "failed"]);
+    expect(sent.status).toBe("delivered");
+    const file = async () => new TextDecoder().decode((await readSpaceFile(h, ws, out.connection.id, "outbound/week.csv"))!);
+    expect(await file()).toBe("sku,qty,name\r\nX-1,2,Pin\r\n");
+    await h.ok(ws, "PATCH", `/pipelines/${out.pipeline.id}`, {
+      mappings: { fieldMappings: [{ source: "SKU", target: "sku" }, { source: "Qty", target: "qty", transform: "integer" }, { source: "Name", target: "name", transform: "uppercase" }] },
+    });
+    const again = await reprocessed(sent.id);
+    expect(again).toMatchObject({ status: "delivered", reprocessOf: sent.id, pipelineVersion: 2, pipelineDirection: "outbound" });
+    expect(await file()).toBe("sku,qty,name\r\nx-1,2,PIN\r\n");
   });
 });
 
