@@ -269,6 +269,8 @@ describe("the router typed clients import", () => {
       "arrivals.list:query",
       "auditEvents.list:query",
       "pipelines.preview:mutation",
+      "pipelines.versions:query",
+      "runs.reprocess:mutation",
       "schemas.infer:mutation",
       // People and sessions, as the dashboard uses them.
       "account.acceptInvite:mutation",
