@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTRPCClient, httpLink } from "@trpc/client";
-import type { AppRouter } from "../trpc/router";
 import { fixturePipeline, fixtureRun } from "./helpers/fixture-runs";
 import { Harness, type TestWorkspace } from "./helpers/harness";
+import { trpcClient as officialTrpc } from "./helpers/trpc-client";
 import { createPipeline, runToEnd } from "./helpers/runs";
 
 /**
@@ -41,16 +40,7 @@ async function refused(runId: string, body: unknown, status: number, w: TestWork
   return r.body;
 }
 
-const trpcClient = (w: TestWorkspace) =>
-  createTRPCClient<AppRouter>({
-    links: [
-      httpLink({
-        url: "http://localhost/trpc",
-        headers: { "x-api-key": w.apiKey },
-        fetch: (url, init) => h.service.http.handle(new Request(url, init as RequestInit)),
-      }),
-    ],
-  });
+const trpcClient = (w: TestWorkspace) => officialTrpc(h, w);
 const graphql = (w: TestWorkspace, id: string, version?: unknown) =>
   h.graphql(w.apiKey, `mutation($id: ID!, $v: Int) { reprocessRun(id: $id, version: $v) { id } }`, { id, v: version });
 

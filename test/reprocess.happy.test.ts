@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTRPCClient, httpLink } from "@trpc/client";
-import type { AppRouter } from "../trpc/router";
 import { Harness, type TestWorkspace } from "./helpers/harness";
+import { trpcClient as officialTrpc } from "./helpers/trpc-client";
 import { outboundPipeline, readSpaceFile, startUpload, uploadAll } from "./helpers/outbound";
 import { createPipeline, ITEM_SCHEMA, type PipelineFixture, runToEnd, waitForRun } from "./helpers/runs";
 
@@ -59,16 +58,7 @@ const processedRows = async (runId: string): Promise<Any[]> => {
 };
 const delta = (base: string, compare: string) => h.ok(ws, "GET", `/pipeline-runs/delta?baseRunId=${base}&compareRunId=${compare}`);
 
-const trpcClient = (w: TestWorkspace) =>
-  createTRPCClient<AppRouter>({
-    links: [
-      httpLink({
-        url: "http://localhost/trpc",
-        headers: { "x-api-key": w.apiKey },
-        fetch: (url, init) => h.service.http.handle(new Request(url, init as RequestInit)),
-      }),
-    ],
-  });
+const trpcClient = (w: TestWorkspace) => officialTrpc(h, w);
 
 describe("reprocess", () => {
   test("under the current version: a new run linked to the first, from the same file; the first is kept as it was", async () => {

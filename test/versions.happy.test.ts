@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database as Sqlite } from "bun:sqlite";
 import { join } from "node:path";
-import { createTRPCClient, httpLink } from "@trpc/client";
 import postgres from "postgres";
-import type { AppRouter } from "../trpc/router";
 import { Harness, type TestWorkspace } from "./helpers/harness";
+import { trpcClient as officialTrpc } from "./helpers/trpc-client";
 import { createPipeline, ITEM_MAPPINGS, ITEM_SCHEMA, type PipelineFixture, runToEnd } from "./helpers/runs";
 
 /**
@@ -34,17 +33,7 @@ const versions = async (id: string, qs = ""): Promise<Any> => h.ok(ws, "GET", `/
 const current = async (id: string): Promise<number> => (await h.ok(ws, "GET", `/pipelines/${id}`)).version;
 const patch = (id: string, body: unknown) => h.ok(ws, "PATCH", `/pipelines/${id}`, body);
 
-/** The official tRPC client, over the service's own HTTP handler. */
-const trpcClient = (w: TestWorkspace) =>
-  createTRPCClient<AppRouter>({
-    links: [
-      httpLink({
-        url: "http://localhost/trpc",
-        headers: { "x-api-key": w.apiKey },
-        fetch: (url, init) => h.service.http.handle(new Request(url, init as RequestInit)),
-      }),
-    ],
-  });
+const trpcClient = (w: TestWorkspace) => officialTrpc(h, w);
 
 describe("what makes a version", () => {
   test("a new pipeline is version 1, made by its creator", async () => {
