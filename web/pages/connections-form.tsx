@@ -93,7 +93,7 @@ export function ConnectionForm(props: {
     <form onSubmit={submit} aria-label={current ? "Edit connection" : "New connection"}>
       <Field label="Connection name" name="name" required defaultValue={current?.name} />
       <label>
-        Kind
+        Connection kind
         <select value={kind} onChange={(e) => setKind(e.target.value as Kind)} disabled={current !== undefined}>
           {(Object.keys(KIND_LABEL) as Kind[]).map((k) => (
             <option key={k} value={k}>

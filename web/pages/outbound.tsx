@@ -127,7 +127,12 @@ function Sessions() {
 
 /** The delivered file of a completed session: its run's state, and the processed file once written. */
 function Delivered(props: { runId: string; name: string }) {
-  const run = useQuery({ queryKey: ["run", props.runId], queryFn: () => trpc.runs.get.query({ id: props.runId }) });
+  // Followed until the run ends: delivery comes after processing.
+  const run = useQuery({
+    queryKey: ["run", props.runId],
+    queryFn: () => trpc.runs.get.query({ id: props.runId }),
+    refetchInterval: (q) => (["pending", "processing", "completed"].includes(q.state.data?.status ?? "pending") ? 1000 : false),
+  });
   const link = useMutation({
     mutationFn: () => trpc.files.link.query({ id: props.runId, which: "processed" }),
     onSuccess: (l) => window.location.assign(l.url),
