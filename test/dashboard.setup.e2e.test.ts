@@ -166,6 +166,7 @@ describe("the dashboard's setup pages, end to end", () => {
     await page.getByRole("heading", { name: "Items" }).waitFor();
     await page.getByText("No pipeline uses it yet.").waitFor();
     schemaId = page.url().split("/").pop()!;
+    await until(async () => (await text(check)) === "Valid: a save would accept this definition.");
     await shot(page, "schema");
   }, 60_000);
 
