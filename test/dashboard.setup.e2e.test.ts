@@ -9,7 +9,7 @@ import { authenticate } from "../src/services/keys/authenticate";
 import { getNotificationPreferences } from "../src/services/notifications";
 import { launchChromium, newPage, shot, signUp, text, until } from "./helpers/browser";
 import { Harness, type TestWorkspace } from "./helpers/harness";
-import { type Instance, secondInstance } from "./helpers/instances";
+import { freePort, type Instance, secondInstance } from "./helpers/instances";
 import { Receiver } from "./helpers/receiver";
 import { ITEM_MAPPINGS } from "./helpers/runs";
 import { sftpBatch } from "./helpers/sftp";
@@ -31,13 +31,6 @@ let browser: Browser;
 let receiver: Receiver;
 let sftpPort: number;
 const consoleErrors: string[] = [];
-
-function freePort(): number {
-  const probe = Bun.serve({ port: 0, fetch: () => new Response() });
-  const port = probe.port!;
-  probe.stop(true);
-  return port;
-}
 
 beforeAll(async () => {
   // This process claims no jobs: the browser's instance takes the arrivals, runs, deliveries and sends.

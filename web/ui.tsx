@@ -1,4 +1,4 @@
-import { type InputHTMLAttributes, type TextareaHTMLAttributes, useId, useState } from "react";
+import { type InputHTMLAttributes, type ReactNode, type TextareaHTMLAttributes, useId, useState } from "react";
 import { errorMessage } from "./trpc";
 
 /** Every field has a visible label tied to it (tests find fields by label). */
@@ -72,5 +72,26 @@ export function CopyValue(props: { label: string; value: string }) {
         <code aria-label={props.label}>{props.value}</code> <CopyButton value={props.value} label={props.label} />
       </dd>
     </>
+  );
+}
+
+/** A table with a caption for screen readers and one header row of column names; scrolls sideways on narrow screens. */
+export function Table(props: { caption: string; columns: string[]; children: ReactNode }) {
+  return (
+    <div className="table-wrap">
+      <table>
+        <caption className="sr-only">{props.caption}</caption>
+        <thead>
+          <tr>
+            {props.columns.map((c) => (
+              <th key={c} scope="col">
+                {c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
   );
 }

@@ -3,7 +3,7 @@ import { useState } from "react";
 import { Link, navigate } from "../router";
 import { errorCode, trpc } from "../trpc";
 import { type Connection, when } from "../types";
-import { ErrorText } from "../ui";
+import { ErrorText, Table } from "../ui";
 import { endpointOf, HandOn } from "./connections";
 import { ConnectionForm, KIND_LABEL, kindOf } from "./connections-form";
 import { NotFound } from "./not-found";
@@ -96,29 +96,16 @@ function TestConnection({ id }: { id: string }) {
           <p role="status" className={test.data.ok ? "s-completed" : "s-failed"}>
             {test.data.ok ? "Every check passed." : "A check failed."}
           </p>
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Checks</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Check</th>
-                  <th scope="col">Result</th>
-                  <th scope="col">Time</th>
-                  <th scope="col">Details</th>
-                </tr>
-              </thead>
-              <tbody>
-                {test.data.checks.map((k) => (
-                  <tr key={k.name}>
-                    <td>{k.name.replace(/_/g, " ")}</td>
-                    <td className={`status s-${k.status === "passed" ? "completed" : k.status === "failed" ? "failed" : "skipped"}`}>{k.status}</td>
-                    <td>{k.durationMs === undefined ? "" : `${k.durationMs} ms`}</td>
-                    <td>{k.message}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table caption="Checks" columns={["Check", "Result", "Time", "Details"]}>
+            {test.data.checks.map((k) => (
+              <tr key={k.name}>
+                <td>{k.name.replace(/_/g, " ")}</td>
+                <td className={`status s-${k.status === "passed" ? "completed" : k.status === "failed" ? "failed" : "skipped"}`}>{k.status}</td>
+                <td>{k.durationMs === undefined ? "" : `${k.durationMs} ms`}</td>
+                <td>{k.message}</td>
+              </tr>
+            ))}
+          </Table>
         </>
       )}
     </section>
@@ -193,39 +180,24 @@ function Arrivals({ id }: { id: string }) {
       <ErrorText error={list.error} />
       {list.data?.data.length === 0 && <p>Nothing has arrived yet.</p>}
       {!!list.data?.data.length && (
-        <div className="table-wrap">
-          <table>
-            <caption className="sr-only">Arrivals</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">File</th>
-                <th scope="col">By</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Runs</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((a) => (
-                <tr key={a.id}>
-                  <td>{when(a.createdAt)}</td>
-                  <td>{a.filename ?? a.path ?? "(whole message)"}</td>
-                  <td>{a.transport}</td>
-                  <td className={`status s-${a.outcome === "rejected" ? "failed" : a.outcome === "started" ? "completed" : "skipped"}`}>{a.outcome}</td>
-                  <td>{a.reason ?? ""}</td>
-                  <td>
-                    {a.runIds.map((r) => (
-                      <Link key={r} href={`/runs/${r}`}>
-                        {r}
-                      </Link>
-                    ))}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Arrivals" columns={["When", "File", "By", "Outcome", "Reason", "Runs"]}>
+          {list.data.data.map((a) => (
+            <tr key={a.id}>
+              <td>{when(a.createdAt)}</td>
+              <td>{a.filename ?? a.path ?? "(whole message)"}</td>
+              <td>{a.transport}</td>
+              <td className={`status s-${a.outcome === "rejected" ? "failed" : a.outcome === "started" ? "completed" : "skipped"}`}>{a.outcome}</td>
+              <td>{a.reason ?? ""}</td>
+              <td>
+                {a.runIds.map((r) => (
+                  <Link key={r} href={`/runs/${r}`}>
+                    {r}
+                  </Link>
+                ))}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );

@@ -3,7 +3,7 @@ import { useState } from "react";
 import { Link } from "../router";
 import { trpc } from "../trpc";
 import type { Connection } from "../types";
-import { CopyValue, ErrorText } from "../ui";
+import { CopyValue, ErrorText, Table } from "../ui";
 import { ConnectionForm, KIND_LABEL, kindOf } from "./connections-form";
 
 export const connectionsQuery = { queryKey: ["connections"], queryFn: () => trpc.connections.list.query({ limit: 100 } as never) };
@@ -76,34 +76,21 @@ export function Connections() {
           <HandOn connection={created.connection} password={created.password} />
         </div>
       )}
-      <div className="table-wrap">
-        <table>
-          <caption className="sr-only">Connections</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Endpoint</th>
-              <th scope="col">Credentials stored</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data?.data.map((c) => (
-              <tr key={c.id}>
-                <td>
-                  <Link href={`/setup/connections/${c.id}`}>{c.name}</Link>
-                </td>
-                <td>{KIND_LABEL[kindOf(c)]}</td>
-                <td>
-                  <code>{endpointOf(c)}</code>
-                </td>
-                <td>{c.credentialsSet.join(", ") || (c.type === "EMAIL" ? "none needed" : "none")}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {list.data?.data.length === 0 && <p>No connections yet.</p>}
-      </div>
+      <Table caption="Connections" columns={["Name", "Kind", "Endpoint", "Credentials stored"]}>
+        {list.data?.data.map((c) => (
+          <tr key={c.id}>
+            <td>
+              <Link href={`/setup/connections/${c.id}`}>{c.name}</Link>
+            </td>
+            <td>{KIND_LABEL[kindOf(c)]}</td>
+            <td>
+              <code>{endpointOf(c)}</code>
+            </td>
+            <td>{c.credentialsSet.join(", ") || (c.type === "EMAIL" ? "none needed" : "none")}</td>
+          </tr>
+        ))}
+      </Table>
+      {list.data?.data.length === 0 && <p>No connections yet.</p>}
     </section>
   );
 }

@@ -3,7 +3,7 @@ import { type FormEvent, useId } from "react";
 import { Link, navigate, useLocation } from "../router";
 import { trpc } from "../trpc";
 import { when } from "../types";
-import { ErrorText } from "../ui";
+import { ErrorText, Table } from "../ui";
 import { connectionsQuery } from "./connections";
 
 const EVENTS = [
@@ -112,39 +112,22 @@ function Sends({ connectionId }: { connectionId?: string }) {
       <ErrorText error={list.error} />
       {list.data?.data.length === 0 && <p>Nothing sent yet.</p>}
       {!!list.data?.data.length && (
-        <div className="table-wrap">
-          <table>
-            <caption className="sr-only">Sends</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Event</th>
-                <th scope="col">Run</th>
-                <th scope="col">Channel</th>
-                <th scope="col">Recipient</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((s) => (
-                <tr key={s.id}>
-                  <td>{when(s.sentAt ?? s.createdAt)}</td>
-                  <td>{s.eventType}</td>
-                  <td>
-                    <Link href={`/runs/${s.runId}`}>{s.runId}</Link>
-                  </td>
-                  <td>{s.channel}</td>
-                  <td>{s.recipient}</td>
-                  <td className={`status s-${s.status === "sent" ? "delivered" : s.status}`}>{s.status}</td>
-                  <td>{s.attempts}</td>
-                  <td>{s.error ?? ""}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Sends" columns={["When", "Event", "Run", "Channel", "Recipient", "Outcome", "Attempts", "Error"]}>
+          {list.data.data.map((s) => (
+            <tr key={s.id}>
+              <td>{when(s.sentAt ?? s.createdAt)}</td>
+              <td>{s.eventType}</td>
+              <td>
+                <Link href={`/runs/${s.runId}`}>{s.runId}</Link>
+              </td>
+              <td>{s.channel}</td>
+              <td>{s.recipient}</td>
+              <td className={`status s-${s.status === "sent" ? "delivered" : s.status}`}>{s.status}</td>
+              <td>{s.attempts}</td>
+              <td>{s.error ?? ""}</td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );

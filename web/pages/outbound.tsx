@@ -3,7 +3,7 @@ import { type FormEvent, useState } from "react";
 import { Link } from "../router";
 import { trpc } from "../trpc";
 import { when } from "../types";
-import { ErrorText, Field } from "../ui";
+import { ErrorText, Field, Table } from "../ui";
 import { connectionsQuery } from "./connections";
 import { sampleOf } from "./schemas-editor";
 
@@ -88,38 +88,23 @@ function Sessions() {
       <ErrorText error={list.error} />
       {list.data?.data.length === 0 && <p>No upload sessions yet.</p>}
       {!!list.data?.data.length && (
-        <div className="table-wrap">
-          <table>
-            <caption className="sr-only">Upload sessions</caption>
-            <thead>
-              <tr>
-                <th scope="col">Started</th>
-                <th scope="col">Pipeline</th>
-                <th scope="col">Connection</th>
-                <th scope="col">State</th>
-                <th scope="col">Parts</th>
-                <th scope="col">Delivered file</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((u) => (
-                <tr key={u.uploadId}>
-                  <td>{when(u.createdAt)}</td>
-                  <td>{u.pipelineName}</td>
-                  <td>{u.connectionName}</td>
-                  <td className={`status s-${u.status}`}>
-                    {u.status}
-                    {u.errorMessage ? `: ${u.errorMessage}` : u.status === "initiated" ? ` (expires ${when(u.expiresAt)})` : ""}
-                  </td>
-                  <td>
-                    {u.partsReceived} of {u.totalParts}
-                  </td>
-                  <td>{u.runId ? <Delivered runId={u.runId} name={u.outputFilename} /> : u.outputFilename}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Upload sessions" columns={["Started", "Pipeline", "Connection", "State", "Parts", "Delivered file"]}>
+          {list.data.data.map((u) => (
+            <tr key={u.uploadId}>
+              <td>{when(u.createdAt)}</td>
+              <td>{u.pipelineName}</td>
+              <td>{u.connectionName}</td>
+              <td className={`status s-${u.status}`}>
+                {u.status}
+                {u.errorMessage ? `: ${u.errorMessage}` : u.status === "initiated" ? ` (expires ${when(u.expiresAt)})` : ""}
+              </td>
+              <td>
+                {u.partsReceived} of {u.totalParts}
+              </td>
+              <td>{u.runId ? <Delivered runId={u.runId} name={u.outputFilename} /> : u.outputFilename}</td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );

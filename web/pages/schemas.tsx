@@ -3,7 +3,7 @@ import { type FormEvent, useState } from "react";
 import { Link, navigate } from "../router";
 import { errorCode, trpc } from "../trpc";
 import { when } from "../types";
-import { ErrorText, Field, TextArea } from "../ui";
+import { ErrorText, Field, Table, TextArea } from "../ui";
 import { NotFound } from "./not-found";
 import { CheckLine, sampleOf, useDefinitionCheck } from "./schemas-editor";
 
@@ -25,30 +25,18 @@ export function Schemas() {
         New schema
       </Link>
       <ErrorText error={list.error} />
-      <div className="table-wrap">
-        <table>
-          <caption className="sr-only">Schemas</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Columns</th>
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data?.data.map((s) => (
-              <tr key={s.id}>
-                <td>
-                  <Link href={`/setup/schemas/${s.id}`}>{s.name}</Link>
-                </td>
-                <td>{Object.keys((s.definition.properties as object | undefined) ?? {}).join(", ")}</td>
-                <td>{when(s.updatedAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {list.data?.data.length === 0 && <p>No schemas yet.</p>}
-      </div>
+      <Table caption="Schemas" columns={["Name", "Columns", "Updated"]}>
+        {list.data?.data.map((s) => (
+          <tr key={s.id}>
+            <td>
+              <Link href={`/setup/schemas/${s.id}`}>{s.name}</Link>
+            </td>
+            <td>{Object.keys((s.definition.properties as object | undefined) ?? {}).join(", ")}</td>
+            <td>{when(s.updatedAt)}</td>
+          </tr>
+        ))}
+      </Table>
+      {list.data?.data.length === 0 && <p>No schemas yet.</p>}
     </section>
   );
 }

@@ -3,7 +3,7 @@ import { type FormEvent, useState } from "react";
 import { Link } from "../router";
 import { errorCode, trpc } from "../trpc";
 import { when } from "../types";
-import { CopyValue, ErrorText, Field } from "../ui";
+import { CopyValue, ErrorText, Field, Table } from "../ui";
 import { NotFound } from "./not-found";
 
 /** The run events a webhook can receive (the service's list; it checks what is sent). */
@@ -79,44 +79,30 @@ export function Webhooks() {
       </form>
       <ErrorText error={create.error ?? rotate.error ?? toggle.error ?? list.error} />
       {secret && <ShownOnce {...secret} />}
-      <div className="table-wrap">
-        <table>
-          <caption className="sr-only">Webhooks</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">URL</th>
-              <th scope="col">Events</th>
-              <th scope="col">State</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data?.data.map((w) => (
-              <tr key={w.id}>
-                <td>
-                  <Link href={`/setup/webhooks/${w.id}`}>{w.name}</Link>
-                  {w.kind === "PIPELINE_RUN_EVENT" && <span className="hint"> (automation subscription)</span>}
-                </td>
-                <td>
-                  <code>{w.url}</code>
-                </td>
-                <td>{w.eventTypes.map((t) => t.replace("pipeline_run.", "")).join(", ")}</td>
-                <td>{w.isActive ? "active" : "paused"}</td>
-                <td className="inline">
-                  <button type="button" className="small" onClick={() => rotate.mutate(w)}>
-                    Rotate secret of {w.name}
-                  </button>
-                  <button type="button" className="small secondary" onClick={() => toggle.mutate({ id: w.id, isActive: !w.isActive })}>
-                    {w.isActive ? "Pause" : "Resume"} {w.name}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {list.data?.data.length === 0 && <p>No webhooks yet.</p>}
-      </div>
+      <Table caption="Webhooks" columns={["Name", "URL", "Events", "State", "Actions"]}>
+        {list.data?.data.map((w) => (
+          <tr key={w.id}>
+            <td>
+              <Link href={`/setup/webhooks/${w.id}`}>{w.name}</Link>
+              {w.kind === "PIPELINE_RUN_EVENT" && <span className="hint"> (automation subscription)</span>}
+            </td>
+            <td>
+              <code>{w.url}</code>
+            </td>
+            <td>{w.eventTypes.map((t) => t.replace("pipeline_run.", "")).join(", ")}</td>
+            <td>{w.isActive ? "active" : "paused"}</td>
+            <td className="inline">
+              <button type="button" className="small" onClick={() => rotate.mutate(w)}>
+                Rotate secret of {w.name}
+              </button>
+              <button type="button" className="small secondary" onClick={() => toggle.mutate({ id: w.id, isActive: !w.isActive })}>
+                {w.isActive ? "Pause" : "Resume"} {w.name}
+              </button>
+            </td>
+          </tr>
+        ))}
+      </Table>
+      {list.data?.data.length === 0 && <p>No webhooks yet.</p>}
       <h2>Recent deliveries</h2>
       <Deliveries />
     </section>
@@ -147,51 +133,34 @@ export function Deliveries(props: { webhookId?: string }) {
       <ErrorText error={list.error ?? redeliver.error} />
       {attempts.length === 0 && list.isSuccess && <p>No deliveries yet: they appear when a linked pipeline's run completes, is delivered, fails or is acknowledged.</p>}
       {attempts.length > 0 && (
-        <div className="table-wrap">
-          <table>
-            <caption className="sr-only">Deliveries</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Run</th>
-                <th scope="col">Status</th>
-                <th scope="col">Response</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Next retry</th>
-                <th scope="col">Redeliver</th>
-              </tr>
-            </thead>
-            <tbody>
-              {[...groups.values()].map(([last, ...earlier]) => (
-                <tr key={last!.id}>
-                  <td>{last!.eventType}</td>
-                  <td>
-                    <Link href={`/runs/${last!.pipelineRunId}`}>{last!.pipelineRunId}</Link>
-                  </td>
-                  <td className={`status ${last!.success ? "s-delivered" : "s-failed"}`}>{last!.success ? "delivered" : "failed"}</td>
-                  <td>{last!.statusCode ?? last!.error ?? ""}</td>
-                  <td>{last!.durationMs} ms</td>
-                  <td>
-                    <ol reversed className="attempts">
-                      {[last!, ...earlier].map((a) => (
-                        <li key={a.id}>
-                          {when(a.createdAt)}: {a.trigger}, {a.success ? "ok" : "failed"} {a.statusCode ?? ""} {a.error ? `(${a.error})` : ""} in {a.durationMs} ms
-                        </li>
-                      ))}
-                    </ol>
-                  </td>
-                  <td>{when(last!.nextAttemptAt) || "none"}</td>
-                  <td>
-                    <button type="button" className="small" disabled={redeliver.isPending} onClick={() => redeliver.mutate(last!.id)}>
-                      Redeliver
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Deliveries" columns={["Event", "Run", "Status", "Response", "Duration", "Attempts", "Next retry", "Redeliver"]}>
+          {[...groups.values()].map(([last, ...earlier]) => (
+            <tr key={last!.id}>
+              <td>{last!.eventType}</td>
+              <td>
+                <Link href={`/runs/${last!.pipelineRunId}`}>{last!.pipelineRunId}</Link>
+              </td>
+              <td className={`status ${last!.success ? "s-delivered" : "s-failed"}`}>{last!.success ? "delivered" : "failed"}</td>
+              <td>{last!.statusCode ?? last!.error ?? ""}</td>
+              <td>{last!.durationMs} ms</td>
+              <td>
+                <ol reversed className="attempts">
+                  {[last!, ...earlier].map((a) => (
+                    <li key={a.id}>
+                      {when(a.createdAt)}: {a.trigger}, {a.success ? "ok" : "failed"} {a.statusCode ?? ""} {a.error ? `(${a.error})` : ""} in {a.durationMs} ms
+                    </li>
+                  ))}
+                </ol>
+              </td>
+              <td>{when(last!.nextAttemptAt) || "none"}</td>
+              <td>
+                <button type="button" className="small" disabled={redeliver.isPending} onClick={() => redeliver.mutate(last!.id)}>
+                  Redeliver
+                </button>
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );
