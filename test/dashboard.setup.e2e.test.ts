@@ -109,6 +109,16 @@ describe("the dashboard's setup pages, end to end", () => {
     expect(await text(server.getByRole("cell").nth(1))).toBe("passed");
     expect(await text(server.getByRole("cell").nth(2))).toMatch(/^\d+ ms$/);
     await shot(page, "connection");
+
+    // A new generated password replaces the old one: shown once, it logs in; the old one no longer does.
+    await page.getByRole("button", { name: "Edit" }).click();
+    await page.getByLabel("Partner logs in with").selectOption({ label: "a new generated password" });
+    await page.getByRole("button", { name: "Save connection" }).click();
+    const renewed = await text(page.getByRole("region", { name: "Partner login" }).getByLabel("SFTP password", { exact: true }));
+    expect(renewed).not.toBe(sftp.password);
+    expect((await sftpBatch({ port: sftp.port, user: sftp.user, password: sftp.password }, ["ls"])).code).not.toBe(0);
+    sftp.password = renewed;
+    expect((await sftpBatch({ port: sftp.port, user: sftp.user, password: sftp.password }, ["ls -1"])).stdout).toContain("inbound\n");
   }, 90_000);
 
   test("the service's errors show on the form; an e-mail connection is made, then deleted after a confirmation naming what goes", async () => {
@@ -184,10 +194,12 @@ describe("the dashboard's setup pages, end to end", () => {
     await failed.getByLabel("SMS", { exact: true }).uncheck();
     await failed.getByLabel("E-mail", { exact: true }).check();
     await failed.getByLabel("E-mail recipients").fill("ops@acme-setup.com, Lead@Acme-Setup.com");
-    const succeeded = page.getByRole("group", { name: "A run succeeded" });
-    await succeeded.getByLabel("E-mail", { exact: true }).check();
-    await succeeded.getByLabel("E-mail recipients").fill("ops@acme-setup.com");
-    await page.getByRole("button", { name: "Save preferences" }).click();
+    // With the keyboard alone: Space ticks the box, Tab moves to its recipients, Enter saves.
+    await page.getByRole("group", { name: "A run succeeded" }).getByLabel("E-mail", { exact: true }).focus();
+    await page.keyboard.press("Space");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("ops@acme-setup.com");
+    await page.keyboard.press("Enter");
     await page.getByText("Preferences saved.").waitFor();
     const stored = await getNotificationPreferences(h.svc, { actor, clientId: connectionId });
     expect(stored.map((p) => [p.eventType, p.channel, p.isEnabled, p.recipients])).toEqual([

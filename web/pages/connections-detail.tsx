@@ -158,7 +158,8 @@ function DeleteConnection({ connection: c }: { connection: Connection }) {
             <button type="button" className="danger" disabled={remove.isPending || users.isPending || bound.length > 0} onClick={() => remove.mutate()}>
               Delete {c.name} for good
             </button>
-            <button type="button" className="secondary" onClick={() => setAsking(false)}>
+            {/* Focus lands on the safe choice when the question appears. */}
+            <button type="button" className="secondary" autoFocus onClick={() => setAsking(false)}>
               Keep it
             </button>
           </div>

@@ -114,7 +114,7 @@ export function ConnectionForm(props: {
               <option value="key">a public key</option>
             </select>
           </label>
-          {login === "key" && <TextArea label="Partner's public key" name="publicKey" rows={3} defaultValue={current?.awsPublicKey} placeholder="ssh-ed25519 AAAA… partner@example.com" />}
+          {login === "key" && <PublicKey current={current?.awsPublicKey} />}
           {login === "password" && <p className="hint">The password is generated when you save and shown once.</p>}
         </fieldset>
       )}
@@ -169,5 +169,19 @@ export function ConnectionForm(props: {
         )}
       </div>
     </form>
+  );
+}
+
+/** The partner's public key, pasted or read from their `.pub` file. */
+function PublicKey(props: { current?: string }) {
+  const [key, setKey] = useState(props.current ?? "");
+  return (
+    <>
+      <label>
+        Public key file (.pub)
+        <input type="file" accept=".pub,text/plain" onChange={(e) => e.target.files?.[0]?.text().then((t) => setKey(t.trim()))} />
+      </label>
+      <TextArea label="Partner's public key" name="publicKey" rows={3} value={key} onChange={(e) => setKey(e.target.value)} placeholder="ssh-ed25519 AAAA… partner@example.com" />
+    </>
   );
 }
