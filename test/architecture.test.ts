@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 // The layers, checked from the files' own imports: the engine imports no service,
-// no database and no transport; services import no transport; one module paces the collector.
+// no database and no transport; db/ imports no service; services import no transport;
+// one module paces the collector (docs/decisions/layers-and-tests.md).
 
 const ROOT = resolve(import.meta.dir, "..");
 
@@ -53,6 +54,7 @@ const TRANSPORTS = ["src/http", "src/sftp", "src/smtp", "graphql", "trpc", "web"
 
 const engine = edges(sources("src/engine"));
 const services = edges(sources("src/services"));
+const database = edges(sources("db"));
 
 describe("the scanner", () => {
   test("sees type-only, multi-line, re-exported and dynamic imports", () => {
@@ -76,7 +78,7 @@ describe("the scanner", () => {
   test("finds at least what Bun's scanner finds in every checked file", () => {
     const ts = new Bun.Transpiler({ loader: "ts" });
     const tsx = new Bun.Transpiler({ loader: "tsx" });
-    for (const file of [...sources("src/engine"), ...sources("src/services")]) {
+    for (const file of [...sources("src/engine"), ...sources("src/services"), ...sources("db")]) {
       const code = readFileSync(join(ROOT, file), "utf8");
       const ours = new Set(specifiers(code));
       const missed = (file.endsWith(".tsx") ? tsx : ts).scanImports(code).filter((i) => !ours.has(i.path));
@@ -93,6 +95,11 @@ describe("the scanner", () => {
 describe("layers", () => {
   test("the engine imports no service, no database and no transport", () => {
     const bad = engine.filter((e) => under(["src/services", "db", ...TRANSPORTS])(e) || pkg(TRANSPORT_PACKAGES)(e) || pkg(/^drizzle-orm|^postgres$|^bun:sqlite$/)(e));
+    expect(show(bad)).toEqual([]);
+  });
+
+  test("the database imports no service and no transport (what it stores the shape of comes from src/domain)", () => {
+    const bad = database.filter((e) => under(["src/services", ...TRANSPORTS])(e) || pkg(TRANSPORT_PACKAGES)(e));
     expect(show(bad)).toEqual([]);
   });
 

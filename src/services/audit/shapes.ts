@@ -1,9 +1,12 @@
 import { z } from "zod";
 import { QueryTime } from "../runs/shapes";
 import { Id, PageQuery } from "../shared/shapes";
+import { AuditActor } from "../../domain/actors";
+
+// The actor is stored with pipeline versions too (db/), so it lives in src/domain; re-exported here.
+export { AUDIT_ACTOR_TYPES, AuditActor } from "../../domain/actors";
 
 export const AUDIT_SURFACES = ["rest", "graphql", "trpc", "cli"] as const;
-export const AUDIT_ACTOR_TYPES = ["key", "cli"] as const;
 
 /** `GET /audit-events`: newest first. */
 export const ListAuditEventsQuery = PageQuery.extend({
@@ -18,6 +21,7 @@ export const ListAuditEventsQuery = PageQuery.extend({
 });
 export type ListAuditEventsQuery = z.input<typeof ListAuditEventsQuery>;
 
+
 export const AuditEvent = z
   .object({
     id: z.string(),
@@ -25,13 +29,7 @@ export const AuditEvent = z
     resourceType: z.string(),
     resourceId: z.string(),
     fields: z.array(z.string()).meta({ description: "Names of the members the change set; never their values." }),
-    actor: z
-      .object({
-        type: z.enum(AUDIT_ACTOR_TYPES),
-        id: z.string().optional().meta({ description: "The API key's id." }),
-        name: z.string().optional().meta({ description: "The API key's name." }),
-      })
-      .meta({ id: "AuditActor" }),
+    actor: AuditActor,
     surface: z.enum(AUDIT_SURFACES).meta({ id: "AuditSurface" }),
     address: z.string().optional().meta({ description: "The client's address, when known." }),
     requestId: z.string().optional(),
