@@ -1068,11 +1068,14 @@ export interface components {
         /** @enum {string} */
         ArrivalTransport: "sftp" | "sftp_poll" | "email";
         AuditActor: {
-            /** @enum {string} */
-            type: "key" | "cli";
-            /** @description The API key's id. */
+            /**
+             * @description `key`: an API key; `person`: a person on the dashboard (their session, or signing up, logging in, following a link); `cli`: the admin CLI.
+             * @enum {string}
+             */
+            type: "key" | "person" | "cli";
+            /** @description The API key's id, or the person's id (`user_...`). */
             id?: string;
-            /** @description The API key's name. */
+            /** @description The API key's name, or the person's e-mail address. */
             name?: string;
         };
         /** @description One change: who made it, to what, when, from where and through which surface. */
@@ -6251,9 +6254,9 @@ export interface operations {
                 resourceType?: string;
                 /** @description One resource's records. */
                 resourceId?: string;
-                /** @description An API key's id, or `cli`. */
+                /** @description An API key's id, a person's id (`user_...`), or `cli`. */
                 actor?: string;
-                /** @description e.g. `pipeline.update`, `apiKey.revoke`. */
+                /** @description e.g. `pipeline.update`, `apiKey.revoke`, `session.logIn`. */
                 action?: string;
                 /** @description Records at or after (ISO 8601 date or date-time). */
                 from?: string;

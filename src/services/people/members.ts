@@ -2,7 +2,8 @@ import { and, asc, eq, gt, isNull } from "drizzle-orm";
 import { AppError } from "../../domain/errors";
 import { newId } from "../../domain/ids";
 import { parseInput } from "../../domain/validation";
-import type { Actor, ServiceContext } from "../context";
+import { recordAudit } from "../audit";
+import type { Actor, Origin, ServiceContext } from "../context";
 import { checkPassword, hashPassword, verifyPassword } from "./password";
 import { hashOf, newSecret } from "./secrets";
 import { openSession, opened } from "./sessions";
@@ -69,6 +70,7 @@ export async function invite(ctx: ServiceContext, opts: { actor: Actor }, raw: u
       updatedAt: now,
     };
     await w.insert(t).values(row);
+    await recordAudit(ctx, w, opts.actor, { workspaceId: opts.actor.workspaceId, action: "invitation.create", resourceType: "invitation", resourceId: row.id, fields: ["email", "role"] });
     return { row, workspaceName: workspace?.name ?? "" };
   });
   const url = `${ctx.settings.publicUrl}/invite?token=${token}`;
@@ -81,7 +83,7 @@ export async function invite(ctx: ServiceContext, opts: { actor: Actor }, raw: u
  * password, a new person chooses a name and password. Either way they join
  * with the invited role and are logged in to that workspace.
  */
-export async function acceptInvite(ctx: ServiceContext, raw: unknown): Promise<OpenedSession> {
+export async function acceptInvite(ctx: ServiceContext, raw: unknown, opts: { origin?: Origin } = {}): Promise<OpenedSession> {
   const input = parseInput(AcceptInviteInput, raw);
   const { memberships: m, users: u, userTokens: t } = ctx.db.t;
   const now = ctx.clock.now();
@@ -110,6 +112,9 @@ export async function acceptInvite(ctx: ServiceContext, raw: unknown): Promise<O
     }
     const [already] = await w.select({ id: m.id }).from(m).where(and(eq(m.workspaceId, workspaceId), eq(m.userId, userId)));
     if (!already) await w.insert(m).values({ id: newId("membership"), workspaceId, userId, role: row.role ?? "member", createdAt: now, updatedAt: now });
+    // A new person's account is made here: its name and password are what they set.
+    const fields = existing ? [] : ["name", "password"];
+    await recordAudit(ctx, w, { userId, email: row.email, origin: opts.origin }, { workspaceId, action: "invitation.accept", resourceType: "invitation", resourceId: row.id, fields });
     return openSession(ctx, w, userId, workspaceId);
   });
   return opened(ctx, session);
@@ -128,6 +133,7 @@ export async function removeMember(ctx: ServiceContext, opts: { actor: Actor }, 
       throw new AppError("conflict", "userId: the last admin of a workspace cannot be removed");
     }
     await w.delete(m).where(eq(m.id, target.id));
+    await recordAudit(ctx, w, opts.actor, { workspaceId: opts.actor.workspaceId, action: "member.remove", resourceType: "member", resourceId: target.userId });
     return { removed: true as const };
   });
 }
@@ -137,9 +143,17 @@ export async function revokeInvite(ctx: ServiceContext, opts: { actor: Actor }, 
   requireAdmin(opts.actor, "withdrawing invitations");
   const t = ctx.db.t.userTokens;
   const now = ctx.clock.now();
-  const done = await ctx.db.tx((w) =>
-    w.update(t).set({ usedAt: now, updatedAt: now }).where(and(eq(t.id, raw.id), eq(t.kind, "invite"), eq(t.workspaceId, opts.actor.workspaceId), isNull(t.usedAt))).returning({ id: t.id }),
-  );
+  const done = await ctx.db.tx(async (w) => {
+    const withdrawn = await w
+      .update(t)
+      .set({ usedAt: now, updatedAt: now })
+      .where(and(eq(t.id, raw.id), eq(t.kind, "invite"), eq(t.workspaceId, opts.actor.workspaceId), isNull(t.usedAt)))
+      .returning({ id: t.id });
+    for (const { id } of withdrawn) {
+      await recordAudit(ctx, w, opts.actor, { workspaceId: opts.actor.workspaceId, action: "invitation.revoke", resourceType: "invitation", resourceId: id });
+    }
+    return withdrawn;
+  });
   if (done.length === 0) throw new AppError("not_found", `invitation '${raw.id}' not found`);
   return { revoked: true };
 }
