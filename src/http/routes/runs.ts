@@ -29,7 +29,6 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
         {
           detail: doc({
             summary: "List pipeline runs across pipelines",
-            description: "Newest first. `connectionName` (or its deprecated alias `clientName`) matches part of the connection's name, any case.",
             query: runs.ListRunsQuery,
             response: { pageOf: runs.PipelineRun },
           }),
@@ -43,7 +42,6 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
         {
           detail: doc({
             summary: "List one pipeline's runs",
-            description: "Runs of a deleted pipeline stay listed, with `pipelineName: DELETED PIPELINE`.",
             query: runs.ListPipelineRunsQuery,
             response: { pageOf: runs.PipelineRun },
           }),
@@ -59,7 +57,6 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
         {
           detail: doc({
             summary: "Acknowledge a pipeline run",
-            description: "Any run, whatever its status, may be acknowledged; `acknowledged` is the only status a client sets.",
             body: runs.AcknowledgeRunInput,
             response: { one: runs.PipelineRun },
           }),
@@ -68,7 +65,6 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
       .post("/pipeline-runs/:id/retry", async ({ call, params }) => runs.presentRun(await runs.retryRun(svc, { ...call, id: params.id }), call.version), {
         detail: doc({
           summary: "Retry a failed pipeline run",
-          description: "A new attempt of the same run with the pipeline and schema as they are now; only a `failed` run (409 otherwise).",
           response: { one: runs.PipelineRun },
           errors: { conflict: "the run is not `failed`" },
         }),
@@ -108,9 +104,6 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
           parse: "none",
           detail: doc({
             summary: "Start a run with an uploaded file",
-            description:
-              "`multipart/form-data` with the file in the field `file`; streamed to storage as it arrives (at most MAX_UPLOAD_BYTES, 413 above). " +
-              "Answers the new run (`pending`). An inactive pipeline is a 409; an outbound pipeline takes its data through outbound uploads (400).",
             form: UploadRunForm,
             response: { one: runs.PipelineRun },
             errors: {
