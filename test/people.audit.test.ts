@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { verifyByOperator } from "../src/services/people";
+import type { AuditRecord } from "./helpers/audit";
 import { Harness } from "./helpers/harness";
 import { sessionCall, type SessionCallOptions } from "./helpers/sessions";
 
@@ -10,15 +11,7 @@ import { sessionCall, type SessionCallOptions } from "./helpers/sessions";
  * actor is the person (`type: person`, their id and e-mail), never a key.
  */
 
-interface Event {
-  action: string;
-  resourceType: string;
-  resourceId: string;
-  fields: string[];
-  actor: { type: string; id?: string; name?: string };
-  surface: string;
-  requestId?: string;
-}
+type Event = AuditRecord;
 
 const NORA = { workspaceName: "Northwind", name: "Nora Ops", email: "nora@northwind-trading.com", password: "correct horse battery" };
 const CARL = { workspaceName: "Contoso", name: "Carl", email: "carl@contoso-freight.com", password: "freight forwarding 9" };
