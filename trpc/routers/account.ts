@@ -5,7 +5,7 @@ import { sessionToken } from "../../src/http/credentials";
 import { currentRequestId } from "../../src/domain/request-context";
 import type { Actor, Origin } from "../../src/services/context";
 import * as people from "../../src/services/people";
-import { input, publicProcedure, procedure, router, type TrpcContext } from "../init";
+import { ById, input, publicProcedure, procedure, router, type TrpcContext } from "../init";
 
 /** Procedures that take nothing: absent, or an empty object. */
 const NoInput = z.strictObject({}).optional();
@@ -76,6 +76,14 @@ export const accountRouter = router({
     const { workspaceId } = parseInput(people.WorkspaceIdInput, data);
     return people.switchWorkspace(ctx.svc, { token, actor: ctx.actor, workspaceId });
   }),
+  /** A new password; the person's other sessions end. */
+  changePassword: procedure.input(input<people.ChangePasswordInput>()).mutation(({ ctx, input: data }) =>
+    people.changePassword(ctx.svc, { actor: ctx.actor, token: personOf(ctx).token, address: ctx.http?.address ?? null }, data),
+  ),
+  /** The person's open sessions; `current` marks this one. */
+  sessions: procedure.query(({ ctx }) => people.listSessions(ctx.svc, { actor: ctx.actor, token: personOf(ctx).token })),
+  /** Ends one of the person's own sessions (another device, or this one). */
+  revokeSession: procedure.input(ById).mutation(({ ctx, input: data }) => people.revokeSession(ctx.svc, { actor: ctx.actor, token: personOf(ctx).token }, data)),
   resendVerification: procedure.input(input<Record<string, never> | undefined>()).mutation(async ({ ctx, input: data }) => {
     parseInput(NoInput, data);
     const view = (await people.authenticateSession(ctx.svc, { token: personOf(ctx).token })).view;

@@ -7,7 +7,7 @@ import type { Actor, Origin, ServiceContext } from "../context";
 import { checkPassword, hashPassword, verifyPassword } from "./password";
 import { hashOf, newSecret } from "./secrets";
 import { openSession, opened } from "./sessions";
-import { AcceptInviteInput, type InvitationView, InviteInput, type MemberView, MemberIdInput, type OpenedSession, type Role } from "./shapes";
+import { AcceptInviteInput, ChangeRoleInput, type InvitationView, InviteInput, type MemberView, MemberIdInput, type OpenedSession, type Role } from "./shapes";
 import { mailLink } from "./verify";
 
 /** How long an invitation link works. */
@@ -135,6 +135,30 @@ export async function removeMember(ctx: ServiceContext, opts: { actor: Actor }, 
     await w.delete(m).where(eq(m.id, target.id));
     await recordAudit(ctx, w, opts.actor, { workspaceId: opts.actor.workspaceId, action: "member.remove", resourceType: "member", resourceId: target.userId });
     return { removed: true as const };
+  });
+}
+
+/**
+ * An admin changes a member's role; it holds from their next request on.
+ * The last admin stays one. The same role again changes and records nothing.
+ */
+export async function changeRole(ctx: ServiceContext, opts: { actor: Actor }, raw: unknown): Promise<MemberView> {
+  requireAdmin(opts.actor, "changing roles");
+  const input = parseInput(ChangeRoleInput, raw);
+  const { memberships: m, users: u } = ctx.db.t;
+  return ctx.db.tx(async (w) => {
+    const rows = await w.select().from(m).where(eq(m.workspaceId, opts.actor.workspaceId));
+    const target = rows.find((r) => r.userId === input.userId);
+    if (!target) throw new AppError("not_found", `member '${input.userId}' not found`);
+    if (target.role === "admin" && input.role !== "admin" && rows.filter((r) => r.role === "admin").length === 1) {
+      throw new AppError("conflict", "role: the last admin of a workspace stays an admin");
+    }
+    if (target.role !== input.role) {
+      await w.update(m).set({ role: input.role, updatedAt: ctx.clock.now() }).where(eq(m.id, target.id));
+      await recordAudit(ctx, w, opts.actor, { workspaceId: opts.actor.workspaceId, action: "member.changeRole", resourceType: "member", resourceId: target.userId, fields: ["role"] });
+    }
+    const [person] = await w.select({ email: u.email, name: u.name }).from(u).where(eq(u.id, target.userId));
+    return { userId: target.userId, email: person?.email ?? "", name: person?.name ?? "", role: input.role, joinedAt: target.createdAt };
   });
 }
 

@@ -116,13 +116,6 @@ export async function endSession(ctx: ServiceContext, opts: { token: string; ori
   });
 }
 
-/** Ends every session of a person (password change, removal from the last workspace). */
-export async function endSessionsOf(ctx: ServiceContext, w: Writer, userId: string): Promise<void> {
-  const s = ctx.db.t.sessions;
-  const now = ctx.clock.now();
-  await w.update(s).set({ revokedAt: now, updatedAt: now }).where(eq(s.userId, userId));
-}
-
 /** The workspace switcher: the session works in another of the person's workspaces from now on. */
 /** Recorded in the workspace the session moves to. */
 export async function switchWorkspace(ctx: ServiceContext, opts: { token: string; actor: Actor; workspaceId: string }): Promise<SessionView> {
