@@ -269,6 +269,8 @@ describe("the router typed clients import", () => {
       "arrivals.list:query",
       "auditEvents.list:query",
       "pipelines.preview:mutation",
+      "pipelines.versions:query",
+      "runs.reprocess:mutation",
       "schemas.infer:mutation",
       // What the dashboard's setup pages need besides.
       "schemas.check:mutation",

@@ -1,6 +1,7 @@
 import type { Writer } from "../../../db/client";
 import { newId } from "../../domain/ids";
 import type { Actor, Origin, ServiceContext } from "../context";
+import type { AuditActor } from "./shapes";
 
 /**
  * A person acting without a session yet (signing up, logging in, following
@@ -19,19 +20,17 @@ export interface PersonActing {
  */
 export type ChangedBy = Actor | PersonActing | "cli";
 
-interface Who {
-  type: "key" | "person" | "cli";
-  id: string | null;
-  name: string | null;
-  origin?: Origin;
+/** The caller as the audit log names them (also kept with what they made, e.g. a pipeline version). */
+export function auditActorOf(by: ChangedBy): AuditActor {
+  if (by === "cli") return { type: "cli" };
+  if (!("keyId" in by)) return { type: "person", id: by.userId, name: by.email };
+  // A session's actor has no key: the person is who acted.
+  if (by.userId) return { type: "person", id: by.userId, name: by.keyName };
+  return { type: "key", ...(by.keyId ? { id: by.keyId } : {}), ...(by.keyName ? { name: by.keyName } : {}) };
 }
 
-function whoOf(by: ChangedBy): Who {
-  if (by === "cli") return { type: "cli", id: null, name: null, origin: { surface: "cli", address: null, requestId: null } };
-  if (!("keyId" in by)) return { type: "person", id: by.userId, name: by.email, origin: by.origin };
-  // A session's actor has no key: the person is who acted.
-  if (by.userId) return { type: "person", id: by.userId, name: by.keyName, origin: by.origin };
-  return { type: "key", id: by.keyId, name: by.keyName, origin: by.origin };
+function originOf(by: ChangedBy): Origin | undefined {
+  return by === "cli" ? { surface: "cli", address: null, requestId: null } : by.origin;
 }
 
 export interface AuditChange {
@@ -57,21 +56,22 @@ export function fieldsOf(input: unknown): string[] {
  * and its record commit or roll back together. docs/decisions/audit.md.
  */
 export async function recordAudit(ctx: ServiceContext, w: Writer, by: ChangedBy, change: AuditChange): Promise<void> {
-  const who = whoOf(by);
+  const actor = auditActorOf(by);
+  const origin = originOf(by);
   await w.insert(ctx.db.t.auditEvents).values({
     id: newId("auditEvent"),
     workspaceId: change.workspaceId,
-    actorType: who.type,
-    actorId: who.id,
-    actorName: who.name,
+    actorType: actor.type,
+    actorId: actor.id ?? null,
+    actorName: actor.name ?? null,
     action: change.action,
     resourceType: change.resourceType,
     resourceId: change.resourceId,
     fields: [...(change.fields ?? [])],
     // A call made in process without an origin (tRPC's createCaller) is recorded as tRPC.
-    surface: who.origin?.surface ?? "trpc",
-    address: who.origin?.address ?? null,
-    requestId: who.origin?.requestId ?? null,
+    surface: origin?.surface ?? "trpc",
+    address: origin?.address ?? null,
+    requestId: origin?.requestId ?? null,
     createdAt: ctx.clock.now(),
   });
 }
