@@ -1066,7 +1066,7 @@ export interface components {
          */
         ArrivalOutcome: "started" | "rejected" | "ignored";
         /** @enum {string} */
-        ArrivalTransport: "sftp" | "sftp_poll" | "email";
+        ArrivalTransport: "sftp" | "sftp_poll" | "email" | "documents";
         AuditActor: {
             /** @enum {string} */
             type: "key" | "cli";
@@ -1807,7 +1807,7 @@ export interface components {
             deleted: true;
         };
         /**
-         * @description `single`: one PUT of the whole file to `url`. `multipart`: one PUT per part, then upload-complete.
+         * @description `single`: one PUT of the whole file to `url`, then upload-complete without uploadId (needed in an inbound folder for runs to start). `multipart`: one PUT per part, then upload-complete.
          * @enum {string}
          */
         UploadMode: "single" | "multipart";
@@ -1990,9 +1990,10 @@ export interface components {
                     connectionId: string;
                     /** @description The ticket's `path`. */
                     path: string;
-                    uploadId: string;
-                    /** @description Every part, in ascending partNumber order, with the ETag its PUT answered. */
-                    parts: {
+                    /** @description The multipart ticket's `uploadId`; leave out (with `parts`) to confirm a `single` upload already PUT. */
+                    uploadId?: string;
+                    /** @description Multipart: every part, in ascending partNumber order, with the ETag its PUT answered. */
+                    parts?: {
                         partNumber: number;
                         etag: string;
                     }[];

@@ -5,5 +5,5 @@ export { listPipelines } from "./list-pipelines";
 export { type PipelineRecord, presentPipeline } from "./record";
 export { updatePipeline } from "./update-pipeline";
 export * from "./shapes";
-export { previewPipeline } from "./preview-pipeline";
+export { previewDraft, previewPipeline } from "./preview-pipeline";
 export * from "./preview-shapes";
