@@ -10,6 +10,8 @@ const NAV = [
   ["/members", "Members"],
   ["/keys", "API keys"],
   ["/settings", "Settings"],
+  ["/setup/pipelines", "Pipelines"],
+  ["/setup/documents", "Documents"],
 ] as const;
 
 export function Layout(props: { session: Session; children: ReactNode; onSessionChange: () => void }) {
@@ -58,7 +60,7 @@ export function Layout(props: { session: Session; children: ReactNode; onSession
       </header>
       <nav aria-label="Main">
         {NAV.map(([href, label]) => (
-          <Link key={href} href={href} aria-current={path === href || (href === "/" && path.startsWith("/runs")) ? "page" : undefined}>
+          <Link key={href} href={href} aria-current={path === href || (href === "/" && path.startsWith("/runs")) || path.startsWith(`${href}/`) ? "page" : undefined}>
             {label}
           </Link>
         ))}

@@ -11,6 +11,7 @@ import { RunPage } from "./pages/run";
 import { firstRunsPage, RunsConsole } from "./pages/runs";
 import { Settings } from "./pages/settings";
 import { Upload } from "./pages/upload";
+import { pipelinePage } from "./pages/pipelines";
 import { navigate, useLocation } from "./router";
 import { errorCode, trpc } from "./trpc";
 
@@ -54,6 +55,7 @@ function App() {
   else if (path === "/members") page = <Members session={session} />;
   else if (path === "/keys") page = <Keys session={session} />;
   else if (path === "/settings") page = <Settings session={session} />;
+  else page = pipelinePage(path) ?? page;
   return (
     <Layout session={session} onSessionChange={() => qc.invalidateQueries()}>
       {page}

@@ -1,0 +1,199 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type DragEvent, useEffect, useId, useMemo, useState } from "react";
+import { Link, navigate } from "../router";
+import { trpc } from "../trpc";
+import { ErrorText, Field } from "../ui";
+import { MappingTable, OptionsEditor } from "./mapping-editor";
+import { autoPair, type EditorOptions, optionsFrom, rowsFrom, type TargetRow, targetsOf, toMappings } from "./mapping-model";
+import { PreviewPanel, readSample, type Sample, usePreview } from "./mapping-preview";
+
+const all = { limit: 100 } as never;
+
+/** A pipeline's page: its settings, the mapping editor with its live preview, and save. `id` absent: a new pipeline. */
+export function PipelineEditor(props: { id?: string }) {
+  const existing = useQuery({ queryKey: ["pipeline", props.id], queryFn: () => trpc.pipelines.get.query({ id: props.id! }), enabled: !!props.id });
+  if (props.id && existing.isPending) return <p className="loading">Loading…</p>;
+  if (existing.error) return <ErrorText error={existing.error} />;
+  return <EditorForm key={props.id ?? "new"} pipeline={existing.data} />;
+}
+
+type Pipeline = Awaited<ReturnType<typeof trpc.pipelines.get.query>>;
+
+function EditorForm({ pipeline }: { pipeline?: Pipeline }) {
+  const qc = useQueryClient();
+  const connections = useQuery({ queryKey: ["connections", "all"], queryFn: () => trpc.connections.list.query(all) });
+  const schemas = useQuery({ queryKey: ["schemas", "all"], queryFn: () => trpc.schemas.list.query(all) });
+  const webhooks = useQuery({ queryKey: ["webhooks", "all"], queryFn: () => trpc.webhooks.list.query(all) });
+  const workspace = useQuery({ queryKey: ["workspace"], queryFn: () => trpc.workspace.get.query() });
+  const [name, setName] = useState(pipeline?.name ?? "");
+  const [direction, setDirection] = useState<"inbound" | "outbound">(pipeline?.direction ?? "inbound");
+  const [clientId, setClientId] = useState(pipeline?.clientId ?? "");
+  const [schemaId, setSchemaId] = useState(pipeline?.schemaId ?? "");
+  const [isActive, setActive] = useState(pipeline?.isActive ?? true);
+  const [webhookIds, setWebhookIds] = useState<string[]>(pipeline?.webhooks?.map((w) => w.id) ?? []);
+  const [rows, setRows] = useState<TargetRow[]>(() => rowsFrom([], pipeline?.mappings));
+  const [options, setOptions] = useState<EditorOptions>(() => optionsFrom(pipeline?.mappings));
+  const [sample, setSample] = useState<Sample | null>(null);
+  const [over, setOver] = useState(false);
+  const ids = { direction: useId(), connection: useId(), schema: useId(), active: useId(), file: useId() };
+
+  const chosenSchema = schemaId || schemas.data?.data[0]?.id || "";
+  const chosenConnection = clientId || connections.data?.data[0]?.id || "";
+  const schema = useQuery({ queryKey: ["schema", chosenSchema], queryFn: () => trpc.schemas.get.query({ id: chosenSchema }), enabled: !!chosenSchema });
+  const targets = useMemo(() => targetsOf(schema.data?.definition), [schema.data]);
+  // The schema's fields become the rows (choices already made are kept).
+  useEffect(() => {
+    if (!schema.data) return;
+    setRows((current) => {
+      const kept = new Map(current.map((r) => [r.target, r]));
+      const fresh = rowsFrom(targets.map((t) => t.name), pipeline?.mappings);
+      return fresh.map((r) => kept.get(r.target) ?? r);
+    });
+  }, [schema.data, targets, pipeline?.mappings]);
+
+  const mappings = useMemo(() => toMappings(rows, options, pipeline?.mappings), [rows, options, pipeline?.mappings]);
+  const preview = usePreview({ pipelineId: pipeline?.id, schemaId: chosenSchema, mappings, sample });
+  const columns = preview.data?.columns ?? [];
+  // New columns from a sample: pair what matches by name.
+  const columnsKey = columns.join("\u0000");
+  useEffect(() => {
+    if (columns.length > 0) setRows((r) => autoPair(r, columns));
+    // biome-ignore lint/correctness/useExhaustiveDependencies: paired once per set of columns
+  }, [columnsKey]);
+
+  const aggregatedEnabled = workspace.data?.features.includes("aggregated-mappings") ?? false;
+  const save = useMutation({
+    mutationFn: async () => {
+      const data = { name, direction, clientId: chosenConnection, schemaId: chosenSchema, isActive, webhookIds, mappings };
+      return pipeline ? trpc.pipelines.update.mutate({ id: pipeline.id, data }) : trpc.pipelines.create.mutate(data);
+    },
+    onSuccess: (saved) => {
+      qc.invalidateQueries({ queryKey: ["pipelines"] });
+      qc.setQueryData(["pipeline", saved.id], saved);
+      if (!pipeline) navigate(`/setup/pipelines/${saved.id}?saved=1`, { replace: true });
+    },
+  });
+  const justCreated = new URLSearchParams(window.location.search).has("saved");
+
+  const take = async (files: FileList | null) => {
+    const file = files?.[0];
+    if (file) setSample(await readSample(file));
+  };
+  const drop = (e: DragEvent<HTMLElement>) => {
+    e.preventDefault();
+    setOver(false);
+    void take(e.dataTransfer.files);
+  };
+
+  return (
+    <section>
+      <p>
+        <Link href="/setup/pipelines">All pipelines</Link>
+      </p>
+      <h1>{pipeline ? `Pipeline ${pipeline.name}` : "New pipeline"}</h1>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          save.mutate();
+        }}
+      >
+        <div className="inline">
+          <Field label="Pipeline name" value={name} onChange={(e) => setName(e.target.value)} required />
+          <span className="field">
+            <label htmlFor={ids.direction}>Direction</label>
+            <select id={ids.direction} value={direction} onChange={(e) => setDirection(e.target.value as "inbound" | "outbound")}>
+              <option value="inbound">inbound (files from the partner)</option>
+              <option value="outbound">outbound (files to the partner)</option>
+            </select>
+          </span>
+          <span className="field">
+            <label htmlFor={ids.connection}>Connection</label>
+            <select id={ids.connection} value={chosenConnection} onChange={(e) => setClientId(e.target.value)}>
+              {connections.data?.data.map((c) => (
+                <option key={c.id} value={c.id}>
+                  {c.name}
+                </option>
+              ))}
+            </select>
+          </span>
+          <span className="field">
+            <label htmlFor={ids.schema}>Schema</label>
+            <select id={ids.schema} value={chosenSchema} onChange={(e) => setSchemaId(e.target.value)}>
+              {schemas.data?.data.map((s) => (
+                <option key={s.id} value={s.id}>
+                  {s.name}
+                </option>
+              ))}
+            </select>
+          </span>
+          <span className="field">
+            <label htmlFor={ids.active}>Active</label>
+            <input id={ids.active} type="checkbox" checked={isActive} onChange={(e) => setActive(e.target.checked)} />
+          </span>
+        </div>
+        {connections.isSuccess && connections.data.data.length === 0 && <p className="hint">There is no connection yet: create one first.</p>}
+        {schemas.isSuccess && schemas.data.data.length === 0 && <p className="hint">There is no schema yet: create one first.</p>}
+        <WebhookChoice webhooks={webhooks.data?.data ?? []} chosen={webhookIds} onChange={setWebhookIds} />
+
+        <h2>Mappings</h2>
+        <section
+          className={over ? "dropzone over" : "dropzone"}
+          aria-label="Sample file drop zone"
+          onDragOver={(e) => {
+            e.preventDefault();
+            setOver(true);
+          }}
+          onDragLeave={() => setOver(false)}
+          onDrop={drop}
+        >
+          <p>
+            {sample
+              ? `Sample: ${sample.filename}${sample.cut ? " (its first 700 KB)" : ""}. Drop another to replace it, or`
+              : "Drop a sample file here (CSV, TSV, JSON, XML, XLSX), or"}
+          </p>
+          <label htmlFor={ids.file} className="button-like">
+            Choose a sample file
+          </label>
+          <input id={ids.file} type="file" className="sr-only" onChange={(e) => void take(e.target.files)} />
+        </section>
+        <MappingTable
+          rows={rows}
+          columns={columns}
+          targets={targets}
+          aggregatedEnabled={aggregatedEnabled}
+          onChange={(target, patch) => setRows((all) => all.map((r) => (r.target === target ? { ...r, ...patch } : r)))}
+        />
+        <OptionsEditor options={options} outbound={direction === "outbound"} onChange={(p) => setOptions((o) => ({ ...o, ...p }))} />
+        <PreviewPanel preview={preview} targets={targets.map((t) => t.name)} />
+        <div className="actions">
+          <button type="submit" disabled={save.isPending || !chosenConnection || !chosenSchema}>
+            {pipeline ? "Save changes" : "Create pipeline"}
+          </button>
+          <span role="status">
+            {save.isSuccess || (justCreated && !save.isPending && !save.error) ? `Saved at ${new Date((save.data ?? pipeline)!.updatedAt as unknown as string).toLocaleTimeString()}.` : ""}
+          </span>
+        </div>
+        <ErrorText error={save.error} />
+      </form>
+    </section>
+  );
+}
+
+function WebhookChoice(props: { webhooks: { id: string; name: string; url: string }[]; chosen: string[]; onChange: (ids: string[]) => void }) {
+  if (props.webhooks.length === 0) return <p className="hint">No webhooks yet; webhooks created for this workspace can be linked here.</p>;
+  return (
+    <fieldset>
+      <legend>Linked webhooks</legend>
+      {props.webhooks.map((w) => (
+        <label key={w.id} className="check">
+          <input
+            type="checkbox"
+            checked={props.chosen.includes(w.id)}
+            onChange={(e) => props.onChange(e.target.checked ? [...props.chosen, w.id] : props.chosen.filter((x) => x !== w.id))}
+          />
+          {w.name} ({w.url})
+        </label>
+      ))}
+    </fieldset>
+  );
+}
