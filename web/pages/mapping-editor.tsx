@@ -80,63 +80,75 @@ function TargetEditor(props: {
         </p>
       )}
       <div className="inline">
-        <label htmlFor={ids.mode}>Map from</label>
-        <select id={ids.mode} value={row.mode} onChange={(e) => onChange({ mode: e.target.value as TargetMode })}>
-          {MODES.filter(([m]) => m !== "aggregated" || props.aggregatedEnabled || row.mode === "aggregated").map(([m, label]) => (
-            <option key={m} value={m}>
-              {label}
-            </option>
-          ))}
-        </select>
+        <span className="field">
+          <label htmlFor={ids.mode}>Map from</label>
+          <select id={ids.mode} value={row.mode} onChange={(e) => onChange({ mode: e.target.value as TargetMode })}>
+            {MODES.filter(([m]) => m !== "aggregated" || props.aggregatedEnabled || row.mode === "aggregated").map(([m, label]) => (
+              <option key={m} value={m}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </span>
         {row.mode === "column" && (
           <>
-            <label htmlFor={ids.source}>Column</label>
-            <select id={ids.source} value={row.source} onChange={(e) => onChange({ source: e.target.value })}>
-              <option value="">Choose a column</option>
-              {choices.map((c) => (
-                <option key={c} value={c}>
-                  {c}
-                </option>
-              ))}
-            </select>
+            <span className="field">
+              <label htmlFor={ids.source}>Column</label>
+              <select id={ids.source} value={row.source} onChange={(e) => onChange({ source: e.target.value })}>
+                <option value="">Choose a column</option>
+                {choices.map((c) => (
+                  <option key={c} value={c}>
+                    {c}
+                  </option>
+                ))}
+              </select>
+            </span>
           </>
         )}
         {row.mode === "static" && (
           <>
-            <label htmlFor={ids.value}>Value</label>
-            <input id={ids.value} value={row.value} onChange={(e) => onChange({ value: e.target.value })} />
+            <span className="field">
+              <label htmlFor={ids.value}>Value</label>
+              <input id={ids.value} value={row.value} onChange={(e) => onChange({ value: e.target.value })} />
+            </span>
           </>
         )}
         {row.mode === "aggregated" && (
           <>
-            <label htmlFor={ids.sources}>Columns</label>
-            <select
-              id={ids.sources}
-              multiple
-              value={row.sources}
-              onChange={(e) => onChange({ sources: Array.from(e.target.selectedOptions, (o) => o.value) })}
-            >
-              {[...new Set([...columns, ...row.sources])].map((c) => (
-                <option key={c} value={c}>
-                  {c}
-                </option>
-              ))}
-            </select>
-            <label htmlFor={ids.delimiter}>Joined with</label>
-            <input id={ids.delimiter} value={row.delimiter} size={4} placeholder="space" onChange={(e) => onChange({ delimiter: e.target.value })} />
+            <span className="field">
+              <label htmlFor={ids.sources}>Columns</label>
+              <select
+                id={ids.sources}
+                multiple
+                value={row.sources}
+                onChange={(e) => onChange({ sources: Array.from(e.target.selectedOptions, (o) => o.value) })}
+              >
+                {[...new Set([...columns, ...row.sources])].map((c) => (
+                  <option key={c} value={c}>
+                    {c}
+                  </option>
+                ))}
+              </select>
+            </span>
+            <span className="field">
+              <label htmlFor={ids.delimiter}>Joined with</label>
+              <input id={ids.delimiter} value={row.delimiter} size={4} placeholder="space" onChange={(e) => onChange({ delimiter: e.target.value })} />
+            </span>
           </>
         )}
         {row.mode !== "none" && (
           <>
-            <label htmlFor={ids.transform}>Transform</label>
-            <select id={ids.transform} value={row.transform} onChange={(e) => onChange({ transform: e.target.value })}>
-              <option value="">None</option>
-              {TRANSFORMS.map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
-            </select>
+            <span className="field">
+              <label htmlFor={ids.transform}>Transform</label>
+              <select id={ids.transform} value={row.transform} onChange={(e) => onChange({ transform: e.target.value })}>
+                <option value="">None</option>
+                {TRANSFORMS.map((t) => (
+                  <option key={t} value={t}>
+                    {t}
+                  </option>
+                ))}
+              </select>
+            </span>
           </>
         )}
       </div>
