@@ -1,9 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type DragEvent, useId, useState } from "react";
+import { useId, useState } from "react";
 import { errorMessage, trpc } from "../trpc";
 import { when } from "../types";
 import { ErrorText, Field, Progress } from "../ui";
 import { type UploadJob, uploadDocument } from "./documents-upload";
+import { Choice, DropZone } from "./pipeline-ui";
 
 interface Sending {
   name: string;
@@ -34,9 +35,8 @@ export function DocumentsPage() {
   const [force, setForce] = useState(false);
   const [selected, setSelected] = useState<string[]>([]);
   const [sending, setSending] = useState<Sending[]>([]);
-  const [over, setOver] = useState(false);
   const [notice, setNotice] = useState("");
-  const ids = { conn: useId(), force: useId(), file: useId() };
+  const forceId = useId();
 
   const listKey = ["documents", conn, path];
   const listing = useQuery({ queryKey: listKey, queryFn: () => trpc.documents.list.query({ connectionId: conn, path, limit: 1000 }), enabled: !!conn });
@@ -74,11 +74,7 @@ export function DocumentsPage() {
       });
     }
   };
-  const drop = (e: DragEvent<HTMLElement>) => {
-    e.preventDefault();
-    setOver(false);
-    start(e.dataTransfer.files);
-  };
+
 
   const download = async (p: string) => {
     const link = await trpc.documents.downloadUrl.query({ connectionId: conn, path: p });
@@ -94,27 +90,19 @@ export function DocumentsPage() {
     <section>
       <h1>Documents</h1>
       <div className="inline">
-        <span className="field">
-          <label htmlFor={ids.conn}>Connection</label>
-          <select
-            id={ids.conn}
-            value={conn}
-            onChange={(e) => {
-              setConnectionId(e.target.value);
-              open("");
-            }}
-          >
-            {connections.data?.data.map((c) => (
-              <option key={c.id} value={c.id}>
-                {c.name}
-              </option>
-            ))}
-          </select>
-        </span>
+        <Choice
+          label="Connection"
+          value={conn}
+          choices={(connections.data?.data ?? []).map((c) => [c.id, c.name] as const)}
+          onChange={(v) => {
+            setConnectionId(v);
+            open("");
+          }}
+        />
         {isAdmin ? (
           <span className="field">
-            <label htmlFor={ids.force}>Allow changes to pipeline folders (force)</label>
-            <input id={ids.force} type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} />
+            <label htmlFor={forceId}>Allow changes to pipeline folders (force)</label>
+            <input id={forceId} type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} />
           </span>
         ) : (
           <p className="hint">Pipeline folders are changed by admins only.</p>
@@ -134,22 +122,9 @@ export function DocumentsPage() {
           </span>
         ))}
       </nav>
-      <section
-        className={over ? "dropzone over" : "dropzone"}
-        aria-label="Documents drop zone"
-        onDragOver={(e) => {
-          e.preventDefault();
-          setOver(true);
-        }}
-        onDragLeave={() => setOver(false)}
-        onDrop={drop}
-      >
-        <p>Drop files here to upload them into {path === "" ? "the root folder" : `'${path}'`}, or</p>
-        <label htmlFor={ids.file} className="button-like">
-          Choose files
-        </label>
-        <input id={ids.file} type="file" multiple className="sr-only" onChange={(e) => start(e.target.files)} />
-      </section>
+      <DropZone name="Documents drop zone" choose="Choose files" multiple onFiles={start}>
+        Drop files here to upload them into {path === "" ? "the root folder" : `'${path}'`}, or
+      </DropZone>
       <ul className="uploads" aria-label="Uploads">
         {sending.map((s, i) => (
           <li key={i}>

@@ -1,6 +1,8 @@
 import { type DragEvent, useId } from "react";
 import { ENCODINGS, type EditorOptions, ON_INVALID_ROW, TRANSFORMS, type TargetMode, type TargetRow } from "./mapping-model";
+import { Choice } from "./pipeline-ui";
 
+const OUTPUT_CHOICES = [["", "From the file name"], ["csv", "csv"], ["json", "json"], ["xml", "xml"]] as const;
 const MODES: [TargetMode, string][] = [
   ["none", "Not mapped"],
   ["column", "A source column"],
@@ -61,7 +63,7 @@ function TargetEditor(props: {
   onChange: (patch: Partial<TargetRow>) => void;
 }) {
   const { row, columns, onChange } = props;
-  const ids = { mode: useId(), source: useId(), value: useId(), sources: useId(), delimiter: useId(), transform: useId() };
+  const ids = { value: useId(), sources: useId(), delimiter: useId() };
   // A saved column the sample lacks stays choosable.
   const choices = row.source && !columns.includes(row.source) ? [...columns, row.source] : columns;
   const drop = (e: DragEvent<HTMLFieldSetElement>) => {
@@ -80,29 +82,15 @@ function TargetEditor(props: {
         </p>
       )}
       <div className="inline">
-        <span className="field">
-          <label htmlFor={ids.mode}>Map from</label>
-          <select id={ids.mode} value={row.mode} onChange={(e) => onChange({ mode: e.target.value as TargetMode })}>
-            {MODES.filter(([m]) => m !== "aggregated" || props.aggregatedEnabled || row.mode === "aggregated").map(([m, label]) => (
-              <option key={m} value={m}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </span>
+        <Choice
+          label="Map from"
+          value={row.mode}
+          choices={MODES.filter(([m]) => m !== "aggregated" || props.aggregatedEnabled || row.mode === "aggregated")}
+          onChange={(v) => onChange({ mode: v as TargetMode })}
+        />
         {row.mode === "column" && (
           <>
-            <span className="field">
-              <label htmlFor={ids.source}>Column</label>
-              <select id={ids.source} value={row.source} onChange={(e) => onChange({ source: e.target.value })}>
-                <option value="">Choose a column</option>
-                {choices.map((c) => (
-                  <option key={c} value={c}>
-                    {c}
-                  </option>
-                ))}
-              </select>
-            </span>
+            <Choice label="Column" value={row.source} choices={[["", "Choose a column"], ...choices.map((c) => [c, c] as const)]} onChange={(v) => onChange({ source: v })} />
           </>
         )}
         {row.mode === "static" && (
@@ -138,17 +126,7 @@ function TargetEditor(props: {
         )}
         {row.mode !== "none" && (
           <>
-            <span className="field">
-              <label htmlFor={ids.transform}>Transform</label>
-              <select id={ids.transform} value={row.transform} onChange={(e) => onChange({ transform: e.target.value })}>
-                <option value="">None</option>
-                {TRANSFORMS.map((t) => (
-                  <option key={t} value={t}>
-                    {t}
-                  </option>
-                ))}
-              </select>
-            </span>
+            <Choice label="Transform" value={row.transform} choices={[["", "None"], ...TRANSFORMS.map((t) => [t, t] as const)]} onChange={(v) => onChange({ transform: v })} />
           </>
         )}
       </div>
@@ -159,7 +137,7 @@ function TargetEditor(props: {
 /** How files are read and what a bad row does. */
 export function OptionsEditor(props: { options: EditorOptions; outbound: boolean; onChange: (patch: Partial<EditorOptions>) => void }) {
   const { options: o, onChange } = props;
-  const ids = { delimiter: useId(), header: useId(), encoding: useId(), sheet: useId(), recordPath: useId(), invalid: useId(), output: useId() };
+  const ids = { delimiter: useId(), header: useId(), sheet: useId(), recordPath: useId() };
   return (
     <fieldset className="options">
       <legend>Reading options</legend>
@@ -172,17 +150,7 @@ export function OptionsEditor(props: { options: EditorOptions; outbound: boolean
           <label htmlFor={ids.header}>Header row</label>
           <input id={ids.header} type="checkbox" checked={o.headerRow} onChange={(e) => onChange({ headerRow: e.target.checked })} />
         </span>
-        <span className="field">
-          <label htmlFor={ids.encoding}>Encoding</label>
-          <select id={ids.encoding} value={o.encoding} onChange={(e) => onChange({ encoding: e.target.value })}>
-            <option value="">Detect</option>
-            {ENCODINGS.map((x) => (
-              <option key={x} value={x}>
-                {x}
-              </option>
-            ))}
-          </select>
-        </span>
+        <Choice label="Encoding" value={o.encoding} choices={[["", "Detect"], ...ENCODINGS.map((x) => [x, x] as const)]} onChange={(v) => onChange({ encoding: v })} />
         <span className="field">
           <label htmlFor={ids.sheet}>Sheet (XLSX)</label>
           <input id={ids.sheet} value={o.sheet} placeholder="first" onChange={(e) => onChange({ sheet: e.target.value })} />
@@ -191,29 +159,14 @@ export function OptionsEditor(props: { options: EditorOptions; outbound: boolean
           <label htmlFor={ids.recordPath}>Record path (JSON, XML)</label>
           <input id={ids.recordPath} value={o.recordPath} placeholder="auto" onChange={(e) => onChange({ recordPath: e.target.value })} />
         </span>
-        <span className="field">
-          <label htmlFor={ids.invalid}>A row that fails validation</label>
-          <select id={ids.invalid} value={o.onInvalidRow} onChange={(e) => onChange({ onInvalidRow: e.target.value })}>
-            <option value="">fails the run (default)</option>
-            {ON_INVALID_ROW.filter((x) => x !== "fail").map((x) => (
-              <option key={x} value={x}>
-                {x === "skip" ? "is skipped and reported" : "is quarantined"}
-              </option>
-            ))}
-          </select>
-        </span>
+        <Choice
+          label="A row that fails validation"
+          value={o.onInvalidRow}
+          choices={[["", "fails the run (default)"], ...ON_INVALID_ROW.filter((x) => x !== "fail").map((x) => [x, x === "skip" ? "is skipped and reported" : "is quarantined"] as const)]}
+          onChange={(v) => onChange({ onInvalidRow: v })}
+        />
         {props.outbound && (
-          <span className="field">
-            <label htmlFor={ids.output}>Delivered format</label>
-            <select id={ids.output} value={o.outputFormat} onChange={(e) => onChange({ outputFormat: e.target.value })}>
-              <option value="">From the file name</option>
-              {["csv", "json", "xml"].map((x) => (
-                <option key={x} value={x}>
-                  {x}
-                </option>
-              ))}
-            </select>
-          </span>
+          <Choice label="Delivered format" value={o.outputFormat} choices={OUTPUT_CHOICES} onChange={(v) => onChange({ outputFormat: v })} />
         )}
       </div>
     </fieldset>

@@ -1,8 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type DragEvent, useEffect, useId, useMemo, useState } from "react";
+import { useEffect, useId, useMemo, useState } from "react";
 import { Link, navigate } from "../router";
 import { trpc } from "../trpc";
 import { ErrorText, Field } from "../ui";
+import { Choice, DropZone } from "./pipeline-ui";
 import { MappingTable, OptionsEditor } from "./mapping-editor";
 import { autoPair, type EditorOptions, optionsFrom, rowsFrom, type TargetRow, targetsOf, toMappings } from "./mapping-model";
 import { PreviewPanel, readSample, type Sample, usePreview } from "./mapping-preview";
@@ -34,8 +35,7 @@ function EditorForm({ pipeline }: { pipeline?: Pipeline }) {
   const [rows, setRows] = useState<TargetRow[]>(() => rowsFrom([], pipeline?.mappings));
   const [options, setOptions] = useState<EditorOptions>(() => optionsFrom(pipeline?.mappings));
   const [sample, setSample] = useState<Sample | null>(null);
-  const [over, setOver] = useState(false);
-  const ids = { direction: useId(), connection: useId(), schema: useId(), active: useId(), file: useId() };
+  const activeId = useId();
 
   const chosenSchema = schemaId || schemas.data?.data[0]?.id || "";
   const chosenConnection = clientId || connections.data?.data[0]?.id || "";
@@ -79,11 +79,7 @@ function EditorForm({ pipeline }: { pipeline?: Pipeline }) {
     const file = files?.[0];
     if (file) setSample(await readSample(file));
   };
-  const drop = (e: DragEvent<HTMLElement>) => {
-    e.preventDefault();
-    setOver(false);
-    void take(e.dataTransfer.files);
-  };
+
 
   return (
     <section>
@@ -99,36 +95,20 @@ function EditorForm({ pipeline }: { pipeline?: Pipeline }) {
       >
         <div className="inline">
           <Field label="Pipeline name" value={name} onChange={(e) => setName(e.target.value)} required />
+          <Choice
+            label="Direction"
+            value={direction}
+            choices={[
+              ["inbound", "inbound (files from the partner)"],
+              ["outbound", "outbound (files to the partner)"],
+            ]}
+            onChange={(v) => setDirection(v as "inbound" | "outbound")}
+          />
+          <Choice label="Connection" value={chosenConnection} choices={(connections.data?.data ?? []).map((c) => [c.id, c.name] as const)} onChange={setClientId} />
+          <Choice label="Schema" value={chosenSchema} choices={(schemas.data?.data ?? []).map((s) => [s.id, s.name] as const)} onChange={setSchemaId} />
           <span className="field">
-            <label htmlFor={ids.direction}>Direction</label>
-            <select id={ids.direction} value={direction} onChange={(e) => setDirection(e.target.value as "inbound" | "outbound")}>
-              <option value="inbound">inbound (files from the partner)</option>
-              <option value="outbound">outbound (files to the partner)</option>
-            </select>
-          </span>
-          <span className="field">
-            <label htmlFor={ids.connection}>Connection</label>
-            <select id={ids.connection} value={chosenConnection} onChange={(e) => setClientId(e.target.value)}>
-              {connections.data?.data.map((c) => (
-                <option key={c.id} value={c.id}>
-                  {c.name}
-                </option>
-              ))}
-            </select>
-          </span>
-          <span className="field">
-            <label htmlFor={ids.schema}>Schema</label>
-            <select id={ids.schema} value={chosenSchema} onChange={(e) => setSchemaId(e.target.value)}>
-              {schemas.data?.data.map((s) => (
-                <option key={s.id} value={s.id}>
-                  {s.name}
-                </option>
-              ))}
-            </select>
-          </span>
-          <span className="field">
-            <label htmlFor={ids.active}>Active</label>
-            <input id={ids.active} type="checkbox" checked={isActive} onChange={(e) => setActive(e.target.checked)} />
+            <label htmlFor={activeId}>Active</label>
+            <input id={activeId} type="checkbox" checked={isActive} onChange={(e) => setActive(e.target.checked)} />
           </span>
         </div>
         {connections.isSuccess && connections.data.data.length === 0 && <p className="hint">There is no connection yet: create one first.</p>}
@@ -136,26 +116,11 @@ function EditorForm({ pipeline }: { pipeline?: Pipeline }) {
         <WebhookChoice webhooks={webhooks.data?.data ?? []} chosen={webhookIds} onChange={setWebhookIds} />
 
         <h2>Mappings</h2>
-        <section
-          className={over ? "dropzone over" : "dropzone"}
-          aria-label="Sample file drop zone"
-          onDragOver={(e) => {
-            e.preventDefault();
-            setOver(true);
-          }}
-          onDragLeave={() => setOver(false)}
-          onDrop={drop}
-        >
-          <p>
-            {sample
-              ? `Sample: ${sample.filename}${sample.cut ? " (its first 700 KB)" : ""}. Drop another to replace it, or`
-              : "Drop a sample file here (CSV, TSV, JSON, XML, XLSX), or"}
-          </p>
-          <label htmlFor={ids.file} className="button-like">
-            Choose a sample file
-          </label>
-          <input id={ids.file} type="file" className="sr-only" onChange={(e) => void take(e.target.files)} />
-        </section>
+        <DropZone name="Sample file drop zone" choose="Choose a sample file" onFiles={(files) => void take(files)}>
+          {sample
+            ? `Sample: ${sample.filename}${sample.cut ? " (its first 700 KB)" : ""}. Drop another to replace it, or`
+            : "Drop a sample file here (CSV, TSV, JSON, XML, XLSX), or"}
+        </DropZone>
         <MappingTable
           rows={rows}
           columns={columns}
