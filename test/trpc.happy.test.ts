@@ -269,6 +269,7 @@ describe("the router typed clients import", () => {
       "arrivals.list:query",
       "auditEvents.list:query",
       "pipelines.preview:mutation",
+      "pipelines.previewDraft:mutation",
       "schemas.infer:mutation",
       // People and sessions, as the dashboard uses them.
       "account.acceptInvite:mutation",
