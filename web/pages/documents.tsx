@@ -197,6 +197,7 @@ export function DocumentsPage() {
         </table>
       </div>
       {listing.isSuccess && entries.length === 0 && <p>This folder is empty.</p>}
+      {listing.data?.nextCursor && <p className="hint">Showing the first 1000 entries; the API lists the rest (cursor {listing.data.nextCursor}).</p>}
     </section>
   );
 }
