@@ -3,6 +3,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { launchChromium, newPage, shot, signUp, text, until } from "./helpers/browser";
 import { Harness } from "./helpers/harness";
 import { type Instance, secondInstance } from "./helpers/instances";
+import { Receiver } from "./helpers/receiver";
 
 /**
  * The pipelines and documents pages in Debian's headless Chromium against
@@ -22,6 +23,7 @@ const SCHEMA = {
 
 let h: Harness;
 let web: Instance;
+let receiver: Receiver;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -46,13 +48,15 @@ const firstRowCell = async (column: number) => text(page.getByRole("table", { na
 beforeAll(async () => {
   h = await Harness.start({ startJobs: false });
   // Files over 1 MiB go in parts, so the browser's multipart path is exercised with small files.
-  web = await secondInstance(h, { DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: String(1024 * 1024) });
+  web = await secondInstance(h, { DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: String(1024 * 1024), WEBHOOK_ALLOW_PRIVATE_TARGETS: "true" });
+  receiver = await Receiver.start();
   browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
   await web?.stop();
+  receiver?.stop();
   await h?.close();
 });
 
@@ -68,6 +72,7 @@ describe("pipelines and documents in the browser", () => {
     apiKey = (await text(page.getByLabel("New API key")))!;
     await api("POST", "/connections", { name: "Parts partner", type: "SFTP", useHostedSFTP: true });
     await api("POST", "/schemas", { name: "Parts", definition: SCHEMA });
+    await api("POST", "/webhooks", { name: "Ops hook", url: receiver.url, eventTypes: ["pipeline_run.completed"] });
   }, 60_000);
 
   test("map a sample file: auto-paired names, a renamed column by hand, a transform; the preview follows each change", async () => {
@@ -110,12 +115,14 @@ describe("pipelines and documents in the browser", () => {
   }, 60_000);
 
   test("save: the pipeline is stored with its mappings and reopens as saved", async () => {
+    await page.getByLabel(/^Ops hook/).check();
     await page.getByRole("button", { name: "Create pipeline" }).click();
     await page.getByText(/^Saved at /).waitFor();
     pipelineId = new URL(page.url()).pathname.split("/").pop()!;
     expect(pipelineId).toMatch(/^pipe_/);
     const saved = await api("GET", `/pipelines/${pipelineId}`);
     expect(saved).toMatchObject({ name: "Parts in", direction: "inbound", isActive: true, mappings: { validations: { onInvalidRow: "skip" } } });
+    expect(saved.webhooks).toEqual([expect.objectContaining({ name: "Ops hook" })]);
     expect(saved.mappings.fieldMappings).toEqual(
       expect.arrayContaining([
         { target: "sku", source: "Item Code", transform: "uppercase" },
@@ -128,7 +135,8 @@ describe("pipelines and documents in the browser", () => {
     await until(async () => (await page.getByRole("group", { name: "sku" }).getByLabel("Column").inputValue()) === "Item Code");
     expect(await page.getByRole("group", { name: "sku" }).getByLabel("Transform").inputValue()).toBe("uppercase");
     await page.getByRole("link", { name: "All pipelines" }).click();
-    await page.getByRole("link", { name: "Parts in" }).waitFor();
+    const listed = page.getByRole("row").filter({ has: page.getByRole("link", { name: "Parts in" }) });
+    expect(await text(listed)).toContain("Ops hook");
     await shot(page, "pipelines");
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole("link", { name: "Parts in" }).click();
@@ -171,9 +179,39 @@ describe("pipelines and documents in the browser", () => {
     const runs = await api("GET", `/pipeline-runs?pipelineId=${pipelineId}`);
     expect(runs.data).toHaveLength(1);
     expect(runs.data[0]).toMatchObject({ filename: "dropped.csv", status: "completed" });
+    // The webhook linked on the pipeline's page is told of the completed run.
+    await until(async () => receiver.received.some((r) => JSON.parse(r.body).type === "pipeline_run.completed" && r.body.includes(runs.data[0].id)));
     const arrivals = await api("GET", `/connections/${runs.data[0].clientId ?? (await api("GET", `/pipelines/${pipelineId}`)).clientId}/arrivals`);
     expect(arrivals.data[0]).toMatchObject({ transport: "documents", filename: "dropped.csv", outcome: "started" });
   }, 90_000);
+
+  test("a member is not offered force: the pipeline folder refuses their upload", async () => {
+    await page.getByRole("link", { name: "Members" }).click();
+    await page.getByLabel("E-mail to invite").fill("mia@mapping-co.com");
+    await page.getByRole("button", { name: "Invite" }).click();
+    const link = await text(page.getByRole("status").locator("code"));
+    const other = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p2 = await newPage(other, consoleErrors);
+    await p2.goto(link);
+    await p2.getByLabel("Your name (new accounts only)").fill("Mia Member");
+    await p2.getByLabel("Password (your current one if you have an account)").fill(PASSWORD);
+    await p2.getByRole("button", { name: "Join" }).click();
+    await p2.getByRole("heading", { name: "Runs" }).waitFor();
+    await p2.getByRole("link", { name: "Documents" }).click();
+    await p2.getByText("Pipeline folders are changed by admins only.").waitFor();
+    expect(await p2.getByLabel("Allow changes to pipeline folders (force)").count()).toBe(0);
+    await p2.getByRole("button", { name: "inbound/" }).click();
+    await p2.getByRole("row").filter({ hasText: "dropped.csv" }).waitFor();
+    const dt = await p2.evaluateHandle(() => {
+      const d = new DataTransfer();
+      d.items.add(new File(["x\n"], "member.csv", { type: "text/csv" }));
+      return d;
+    });
+    await p2.getByRole("region", { name: "Documents drop zone" }).dispatchEvent("drop", { dataTransfer: dt });
+    expect(await text(p2.getByRole("alert"))).toContain("send force: true with an admin key");
+    await shot(p2, "documents-member");
+    await other.close();
+  }, 60_000);
 
   test("documents: make a folder, rename, move and bulk delete", async () => {
     await page.getByRole("link", { name: "Documents" }).click();
