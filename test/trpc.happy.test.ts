@@ -271,6 +271,11 @@ describe("the router typed clients import", () => {
       "pipelines.preview:mutation",
       "pipelines.previewDraft:mutation",
       "schemas.infer:mutation",
+      // What the dashboard's setup pages need besides.
+      "schemas.check:mutation",
+      "schemas.pipelines:query",
+      "outbound.list:query",
+      "outbound.sendFile:mutation",
       // People and sessions, as the dashboard uses them.
       "account.acceptInvite:mutation",
       "account.logIn:mutation",
