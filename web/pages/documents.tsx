@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { errorMessage, trpc } from "../trpc";
 import { when } from "../types";
-import { ErrorText, Field, Progress } from "../ui";
+import { ErrorText, Field, Progress, Table } from "../ui";
 import { type UploadJob, uploadDocument } from "./documents-upload";
 import { Choice, DropZone } from "./pipeline-ui";
 
@@ -160,42 +160,27 @@ export function DocumentsPage() {
           Delete selected ({selected.length})
         </button>
       </div>
-      <div className="table-wrap">
-        <table aria-label="Folder contents">
-          <thead>
-            <tr>
-              <th scope="col">
-                <span className="sr-only">Selected</span>
-              </th>
-              <th scope="col">Name</th>
-              <th scope="col">Size</th>
-              <th scope="col">Updated</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {entries.map((e) => (
-              <Row
-                key={e.path}
-                entry={e}
-                selected={selected.includes(e.path)}
-                onSelect={(on) => setSelected((all) => (on ? [...all, e.path] : all.filter((p) => p !== e.path)))}
-                onOpen={() => open(e.path)}
-                onDownload={() => download(e.path).catch((err) => setNotice(errorMessage(err)))}
-                onRename={(name) => change.mutate(() => trpc.documents.rename.mutate({ connectionId: conn, path: e.path, name, force }))}
-                onMove={(to) => change.mutate(() => trpc.documents.move.mutate({ connectionId: conn, from: e.path, to, force }))}
-                onDelete={() =>
-                  change.mutate(() =>
-                    e.kind === "folder"
-                      ? trpc.documents.deleteFolder.mutate({ connectionId: conn, path: e.path, force })
-                      : trpc.documents.delete.mutate({ connectionId: conn, path: e.path, force }),
-                  )
-                }
-              />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table caption="Folder contents" columns={["Select", "Name", "Size", "Updated", "Actions"]}>
+        {entries.map((e) => (
+          <Row
+            key={e.path}
+            entry={e}
+            selected={selected.includes(e.path)}
+            onSelect={(on) => setSelected((all) => (on ? [...all, e.path] : all.filter((p) => p !== e.path)))}
+            onOpen={() => open(e.path)}
+            onDownload={() => download(e.path).catch((err) => setNotice(errorMessage(err)))}
+            onRename={(name) => change.mutate(() => trpc.documents.rename.mutate({ connectionId: conn, path: e.path, name, force }))}
+            onMove={(to) => change.mutate(() => trpc.documents.move.mutate({ connectionId: conn, from: e.path, to, force }))}
+            onDelete={() =>
+              change.mutate(() =>
+                e.kind === "folder"
+                  ? trpc.documents.deleteFolder.mutate({ connectionId: conn, path: e.path, force })
+                  : trpc.documents.delete.mutate({ connectionId: conn, path: e.path, force }),
+              )
+            }
+          />
+        ))}
+      </Table>
       {listing.isSuccess && entries.length === 0 && <p>This folder is empty.</p>}
       {listing.data?.nextCursor && <p className="hint">Showing the first 1000 entries; the API lists the rest (cursor {listing.data.nextCursor}).</p>}
     </section>

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import { errorMessage, trpc } from "../trpc";
+import { Table } from "../ui";
 import type { Mappings } from "./mapping-model";
 
 /** A sample as tRPC takes it: text, or base64 for binary files (workbooks, gzip). */
@@ -117,32 +118,17 @@ function PreviewResult({ data, targets }: { data: Preview; targets: string[] }) 
           </>
         )}
       </dl>
-      <div className="table-wrap">
-        <table aria-label="Preview rows">
-          <thead>
-            <tr>
-              <th scope="col">Row</th>
-              {columns.map((c) => (
-                <th key={c} scope="col">
-                  {c}
-                </th>
-              ))}
-              <th scope="col">Errors</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.rows.map((r) => (
-              <tr key={r.inputRow} className={r.valid ? undefined : "invalid"}>
-                <td>{r.inputRow}</td>
-                {columns.map((c) => (
-                  <td key={c}>{show(r.row[c])}</td>
-                ))}
-                <td className="error">{r.errors.map((e) => `${e.field}: ${e.message}`).join("; ")}</td>
-              </tr>
+      <Table caption="Preview rows" columns={["Row", ...columns, "Errors"]}>
+        {data.rows.map((r) => (
+          <tr key={r.inputRow} className={r.valid ? undefined : "invalid"}>
+            <td>{r.inputRow}</td>
+            {columns.map((c) => (
+              <td key={c}>{show(r.row[c])}</td>
             ))}
-          </tbody>
-        </table>
-      </div>
+            <td className="error">{r.errors.map((e) => `${e.field}: ${e.message}`).join("; ")}</td>
+          </tr>
+        ))}
+      </Table>
     </>
   );
 }

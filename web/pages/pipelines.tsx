@@ -2,7 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import type { ReactElement } from "react";
 import { Link } from "../router";
 import { trpc } from "../trpc";
-import { ErrorText } from "../ui";
+import { ErrorText, Table } from "../ui";
 import { DocumentsPage } from "./documents";
 import { PipelineEditor } from "./pipeline-editor";
 
@@ -28,34 +28,20 @@ function PipelinesList() {
       </p>
       <ErrorText error={pipelines.error} />
       {pipelines.isSuccess && pipelines.data.data.length === 0 && <p>No pipelines yet.</p>}
-      <div className="table-wrap">
-        <table aria-label="Pipelines">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Direction</th>
-              <th scope="col">Connection</th>
-              <th scope="col">Fields mapped</th>
-              <th scope="col">Active</th>
-              <th scope="col">Webhooks</th>
-            </tr>
-          </thead>
-          <tbody>
-            {pipelines.data?.data.map((p) => (
-              <tr key={p.id}>
-                <td>
-                  <Link href={`/setup/pipelines/${p.id}`}>{p.name}</Link>
-                </td>
-                <td>{p.direction}</td>
-                <td>{names.get(p.clientId) ?? p.clientId}</td>
-                <td>{p.mappings.fieldMappings.length}</td>
-                <td>{p.isActive ? "yes" : "paused"}</td>
-                <td>{p.webhooks?.map((w) => w.name).join(", ") ?? ""}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table caption="Pipelines" columns={["Name", "Direction", "Connection", "Fields mapped", "Active", "Webhooks"]}>
+        {pipelines.data?.data.map((p) => (
+          <tr key={p.id}>
+            <td>
+              <Link href={`/setup/pipelines/${p.id}`}>{p.name}</Link>
+            </td>
+            <td>{p.direction}</td>
+            <td>{names.get(p.clientId) ?? p.clientId}</td>
+            <td>{p.mappings.fieldMappings.length}</td>
+            <td>{p.isActive ? "yes" : "paused"}</td>
+            <td>{p.webhooks?.map((w) => w.name).join(", ") ?? ""}</td>
+          </tr>
+        ))}
+      </Table>
     </section>
   );
 }
