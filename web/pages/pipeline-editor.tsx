@@ -159,6 +159,19 @@ function WebhookChoice(props: { webhooks: { id: string; name: string; url: strin
           {w.name} ({w.url})
         </label>
       ))}
+      {props.chosen.length > 0 && (
+        <p className="hint">
+          Deliveries:{" "}
+          {props.webhooks
+            .filter((w) => props.chosen.includes(w.id))
+            .map((w, i) => (
+              <span key={w.id}>
+                {i > 0 ? ", " : ""}
+                <Link href={`/setup/webhooks/${w.id}`}>{w.name}</Link>
+              </span>
+            ))}
+        </p>
+      )}
     </fieldset>
   );
 }

@@ -38,7 +38,14 @@ function PipelinesList() {
             <td>{names.get(p.clientId) ?? p.clientId}</td>
             <td>{p.mappings.fieldMappings.length}</td>
             <td>{p.isActive ? "yes" : "paused"}</td>
-            <td>{p.webhooks?.map((w) => w.name).join(", ") ?? ""}</td>
+            <td>
+              {p.webhooks?.map((w, i) => (
+                <span key={w.id}>
+                  {i > 0 ? ", " : ""}
+                  <Link href={`/setup/webhooks/${w.id}`}>{w.name}</Link>
+                </span>
+              ))}
+            </td>
           </tr>
         ))}
       </Table>
