@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Listening, listeningHarness, memberOf, MiB, putParts, putSingle, type Ticket } from "./helpers/documents";
 import type { Harness, TestWorkspace } from "./helpers/harness";
 import { createPipeline, ITEMS_CSV, waitForRun } from "./helpers/runs";
+import { startS3 } from "./helpers/s3";
 
 /**
  * One rule for every door: a file an admin puts into a connection's inbound
@@ -146,4 +147,47 @@ describe("refusals start nothing", () => {
     const r = await h.api(other, "POST", "/documents/upload-complete", { connectionId: conn, path: "inbound/items.csv", force: true });
     expect(r.status).toBe(404);
   });
+});
+
+describe("on S3 the same rule holds", () => {
+  test("a single upload PUT to the bucket and confirmed, and a multipart one completed, each start a completed run", async () => {
+    const s3 = await startS3();
+    const s3l = await listeningHarness({ ...s3.env, DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES: String(64 * 1024) }, { startJobs: true });
+    try {
+      const sh = s3l.h;
+      const sws = await sh.workspace();
+      const fx = await createPipeline(sh, sws, { connectionName: "S3 arrivals" });
+      const c = fx.connection.id;
+      const list = async (): Promise<any[]> => (await sh.ok(sws, "GET", `/connections/${c}/arrivals?limit=100`)).data;
+      const until = async (n: number) => {
+        const deadline = Date.now() + 20_000;
+        while ((await list()).length < n) {
+          if (Date.now() > deadline) throw new Error(`expected ${n} arrivals: ${JSON.stringify(await list())}`);
+          await Bun.sleep(25);
+        }
+        return list();
+      };
+
+      const t = await sh.ok<Ticket>(sws, "POST", "/documents/upload-url", { connectionId: c, path: "inbound", filename: "s3.csv", size: ITEMS_CSV.length, contentType: "text/csv", force: true });
+      expect(t.url).toStartWith(`${s3.endpoint}/`);
+      expect((await putSingle(t, ITEMS_CSV)).status).toBe(200);
+      await sh.ok(sws, "POST", "/documents/upload-complete", { connectionId: c, path: t.path, force: true });
+      const [single] = await until(1);
+      expect(single).toMatchObject({ transport: "documents", filename: "s3.csv", outcome: "started" });
+      expect((await waitForRun(sh, sws, single.runIds[0], ["completed", "failed"])).status).toBe("completed");
+
+      const body = `SKU,Qty,Name\n${"e-5,5,Spring\n".repeat(7000)}`;
+      const m = await sh.ok<Ticket>(sws, "POST", "/documents/upload-url", { connectionId: c, path: "inbound", filename: "s3-big.csv", size: body.length, contentType: "text/csv", force: true });
+      expect(m.mode).toBe("multipart");
+      const parts = await putParts(m, new TextEncoder().encode(body) as Uint8Array<ArrayBuffer>);
+      await sh.ok(sws, "POST", "/documents/upload-complete", { connectionId: c, path: m.path, uploadId: m.uploadId, parts, force: true });
+      const [multi] = await until(2);
+      expect(multi).toMatchObject({ transport: "documents", filename: "s3-big.csv", outcome: "started" });
+      const run = await waitForRun(sh, sws, multi.runIds[0], ["completed", "failed"], { timeoutMs: 30_000 });
+      expect(run.metadata.rows).toMatchObject({ total: 7000, valid: 7000 });
+    } finally {
+      await s3l.close();
+      await s3.stop();
+    }
+  }, 60_000);
 });
