@@ -417,6 +417,7 @@ describe("another workspace's ids", () => {
     "pipelines.delete": () => ({ id: theirs.pipeline }),
     "pipelines.preview": () => ({ id: theirs.pipeline, data: { sample: { filename: "a.csv", text: "sku\nA-1\n" } } }),
     "pipelines.previewDraft": () => ({ schemaId: theirs.schema, sample: { filename: "a.csv", text: "sku\nA-1\n" } }),
+    "pipelines.versions": () => ({ id: theirs.pipeline }),
     "webhooks.get": () => ({ id: theirs.webhook }),
     "webhooks.update": () => ({ id: theirs.webhook, data: { url: "https://evil.example.com" } }),
     "webhooks.delete": () => ({ id: theirs.webhook }),

@@ -270,6 +270,8 @@ describe("the router typed clients import", () => {
       "auditEvents.list:query",
       "pipelines.preview:mutation",
       "pipelines.previewDraft:mutation",
+      "pipelines.versions:query",
+      "runs.reprocess:mutation",
       "schemas.infer:mutation",
       // What the dashboard's setup pages need besides.
       "schemas.check:mutation",
