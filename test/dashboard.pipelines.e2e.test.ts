@@ -117,7 +117,7 @@ describe("pipelines and documents in the browser", () => {
   test("save: the pipeline is stored with its mappings and reopens as saved", async () => {
     await page.getByLabel(/^Ops hook/).check();
     await page.getByRole("button", { name: "Create pipeline" }).click();
-    await page.getByText(/^Saved at /).waitFor();
+    await page.getByText(/^Saved at .* as version 1\.$/).waitFor();
     pipelineId = new URL(page.url()).pathname.split("/").pop()!;
     expect(pipelineId).toMatch(/^pipe_/);
     const saved = await api("GET", `/pipelines/${pipelineId}`);
@@ -134,6 +134,24 @@ describe("pipelines and documents in the browser", () => {
     await page.getByRole("heading", { name: "Pipeline Parts in" }).waitFor();
     await until(async () => (await page.getByRole("group", { name: "sku" }).getByLabel("Column").inputValue()) === "Item Code");
     expect(await page.getByRole("group", { name: "sku" }).getByLabel("Transform").inputValue()).toBe("uppercase");
+    const versions = page.getByRole("table", { name: "Versions" });
+    expect(await text(versions.getByRole("row").nth(1))).toContain("created");
+
+    // A change of a mapping makes version 2, listed with what changed; a name change alone makes none.
+    await page.getByRole("group", { name: "name" }).getByLabel("Transform").selectOption("trim");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByText(/^Saved at .* as version 2\.$/).waitFor();
+    await until(async () => (await versions.getByRole("row").count()) === 3);
+    expect(await text(versions.getByRole("row").nth(1))).toMatch(/^2\s*edited\s*changed name/);
+    await page.getByLabel("Pipeline name").fill("Parts in (renamed)");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByText(/still version 2/).waitFor();
+    await page.getByLabel("Pipeline name").fill("Parts in");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByText(/still version 2/).waitFor();
+    const listed2 = await api("GET", `/pipelines/${pipelineId}/versions`);
+    expect((Array.isArray(listed2) ? listed2 : listed2.data).map((v: { version: number }) => v.version)).toEqual([2, 1]);
+    await shot(page, "pipeline-versions");
     await page.getByRole("link", { name: "All pipelines" }).click();
     const listed = page.getByRole("row").filter({ has: page.getByRole("link", { name: "Parts in" }) });
     expect(await listed.getByRole("link", { name: "Ops hook" }).getAttribute("href")).toBe(`/setup/webhooks/${saved.webhooks[0].id}`);

@@ -7,6 +7,7 @@ import { Choice, DropZone } from "./pipeline-ui";
 import { MappingTable, OptionsEditor } from "./mapping-editor";
 import { autoPair, type EditorOptions, optionsFrom, rowsFrom, type TargetRow, targetsOf, toMappings } from "./mapping-model";
 import { PreviewPanel, readSample, type Sample, usePreview } from "./mapping-preview";
+import { PipelineVersions } from "./pipeline-versions";
 
 const all = { limit: 100 } as never;
 
@@ -65,9 +66,10 @@ function EditorForm({ pipeline }: { pipeline?: Pipeline }) {
   const save = useMutation({
     mutationFn: async () => {
       const data = { name, direction, clientId: chosenConnection, schemaId: chosenSchema, isActive, webhookIds, mappings };
-      return pipeline ? trpc.pipelines.update.mutate({ id: pipeline.id, data }) : trpc.pipelines.create.mutate(data);
+      const saved = await (pipeline ? trpc.pipelines.update.mutate({ id: pipeline.id, data }) : trpc.pipelines.create.mutate(data));
+      return { saved, previous: pipeline?.version };
     },
-    onSuccess: (saved) => {
+    onSuccess: ({ saved }) => {
       qc.invalidateQueries({ queryKey: ["pipelines"] });
       qc.setQueryData(["pipeline", saved.id], saved);
       if (!pipeline) navigate(`/setup/pipelines/${saved.id}?saved=1`, { replace: true });
@@ -87,6 +89,7 @@ function EditorForm({ pipeline }: { pipeline?: Pipeline }) {
         <Link href="/setup/pipelines">All pipelines</Link>
       </p>
       <h1>{pipeline ? `Pipeline ${pipeline.name}` : "New pipeline"}</h1>
+      {pipeline && <p className="hint">Version {pipeline.version}, {pipeline.direction}.</p>}
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -134,14 +137,20 @@ function EditorForm({ pipeline }: { pipeline?: Pipeline }) {
           <button type="submit" disabled={save.isPending || !chosenConnection || !chosenSchema}>
             {pipeline ? "Save changes" : "Create pipeline"}
           </button>
-          <span role="status">
-            {save.isSuccess || (justCreated && !save.isPending && !save.error) ? `Saved at ${new Date((save.data ?? pipeline)!.updatedAt as unknown as string).toLocaleTimeString()}.` : ""}
-          </span>
+          <span role="status">{save.isSuccess || (justCreated && !save.isPending && !save.error) ? savedText(save.data?.saved ?? pipeline!, save.data?.previous) : ""}</span>
         </div>
         <ErrorText error={save.error} />
       </form>
+      {pipeline && <PipelineVersions id={pipeline.id} current={pipeline.version} />}
     </section>
   );
+}
+
+/** What a save made: a new version when mappings or schema changed, else the same one (a name or webhook change). */
+function savedText(saved: Pipeline, previous: number | undefined): string {
+  const at = new Date(saved.updatedAt as unknown as string).toLocaleTimeString();
+  if (previous === saved.version) return `Saved at ${at}; still version ${saved.version} (nothing that changes how files are processed changed).`;
+  return `Saved at ${at} as version ${saved.version}.`;
 }
 
 function WebhookChoice(props: { webhooks: { id: string; name: string; url: string }[]; chosen: string[]; onChange: (ids: string[]) => void }) {
