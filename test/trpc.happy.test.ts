@@ -269,6 +269,7 @@ describe("the router typed clients import", () => {
       "arrivals.list:query",
       "auditEvents.list:query",
       "pipelines.preview:mutation",
+      "pipelines.previewDraft:mutation",
       "pipelines.versions:query",
       "runs.reprocess:mutation",
       "schemas.infer:mutation",

@@ -709,7 +709,7 @@ export interface paths {
         put?: never;
         /**
          * Complete a multipart upload
-         * @description `POST /documents/upload-complete` `{connectionId, path, uploadId, parts: [{partNumber, etag}]}` finishes a multipart upload: every part, ascending, with the ETag its PUT answered; all but the last at least 5 MiB. The object appears whole, at once, and is answered. An unknown upload id, or one of another path or connection, is a 404. Inside a pipeline-backed folder it needs `force: true` and an admin key (409 without force, 403 with a member key).
+         * @description `POST /documents/upload-complete` `{connectionId, path, uploadId, parts: [{partNumber, etag}]}` finishes a multipart upload: every part, ascending, with the ETag its PUT answered; all but the last at least 5 MiB. The object appears whole, at once, and is answered. An unknown upload id, or one of another path or connection, is a 404. Without `uploadId` and `parts` (`{connectionId, path}`) it confirms a single upload: the object is answered, or a 404 when nothing was PUT there; one of the two without the other is a 400. Inside a pipeline-backed folder it needs `force: true` and an admin key (409 without force, 403 with a member key).
          */
         post: operations["postDocumentsUploadComplete"];
         delete?: never;
@@ -1154,7 +1154,7 @@ export interface components {
          */
         ArrivalOutcome: "started" | "rejected" | "ignored";
         /** @enum {string} */
-        ArrivalTransport: "sftp" | "sftp_poll" | "email";
+        ArrivalTransport: "sftp" | "sftp_poll" | "email" | "documents";
         AuditActor: {
             /**
              * @description `key`: an API key; `person`: a person on the dashboard (their session, or signing up, logging in, following a link); `cli`: the admin CLI.
@@ -1962,7 +1962,7 @@ export interface components {
             deleted: true;
         };
         /**
-         * @description `single`: one PUT of the whole file to `url`. `multipart`: one PUT per part, then upload-complete.
+         * @description `single`: one PUT of the whole file to `url`, then upload-complete without uploadId (needed in an inbound folder for runs to start). `multipart`: one PUT per part, then upload-complete.
          * @enum {string}
          */
         UploadMode: "single" | "multipart";
@@ -2146,9 +2146,10 @@ export interface components {
                     connectionId: string;
                     /** @description The ticket's `path`. */
                     path: string;
-                    uploadId: string;
-                    /** @description Every part, in ascending partNumber order, with the ETag its PUT answered. */
-                    parts: {
+                    /** @description The multipart ticket's `uploadId`; leave out (with `parts`) to confirm a `single` upload already PUT. */
+                    uploadId?: string;
+                    /** @description Multipart: every part, in ascending partNumber order, with the ETag its PUT answered. */
+                    parts?: {
                         partNumber: number;
                         etag: string;
                     }[];
