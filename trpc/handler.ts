@@ -43,7 +43,6 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
     const original = req;
     let ctx: TrpcContext | null = null;
     let refusal: AppError | null = null;
-    const address = clientAddress(req);
     req = withConnectionParamsKey(req);
     try {
       const admitted = await admitUnversioned(svc, req, opts, "trpc");
@@ -88,7 +87,7 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
           if (limited) for (const name in limited) resHeaders.set(name, limited[name] as string);
           throw new TRPCError({ code: TRPC_CODE[refusal.code], message: refusal.message, cause: refusal });
         }
-        return { ...(ctx as TrpcContext), resHeaders, http: { request: original, resHeaders, address } };
+        return { ...(ctx as TrpcContext), resHeaders, http: { request: original, resHeaders, get address() { return clientAddress(original); } } };
       },
     });
     res.headers.set("service-version", LATEST_VERSION);

@@ -54,8 +54,9 @@ export async function authenticate(ctx: ServiceContext, opts: { apiKey: string |
   }
   if (row.revokedAt) throw new AppError("unauthorized", "x-api-key: this API key has been revoked");
 
-  const now = ctx.clock.now();
-  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+  const nowMs = ctx.clock.millis();
+  if (!row.lastUsedAt || nowMs - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    const now = new Date(nowMs);
     // The cached row takes the new value too, so that requests served from it do not write again.
     row.lastUsedAt = now;
     const k = ctx.db.t.apiKeys;
