@@ -104,7 +104,7 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
       const actor = await admitKey(svc, request, "rest", { sessions: inRouteSet(COOKIE_ROUTES, request.method, route) });
       const limited = limitKey(svc, budgetOf(actor), BODYLESS.has(request.method) ? 0 : declaredBytes(request));
       const limits = limited instanceof Promise ? await limited : limited;
-      if (limits) Object.assign(set.headers, limits);
+      if (limits) for (const name in limits) set.headers[name] = limits[name] as string;
       const now = svc.clock.millis();
       // Until the header is known to be valid, replies carry the workspace's own default.
       set.headers["service-version"] = resolveVersion({ header: null, workspaceDefault: actor.defaultVersion, now }).version;

@@ -52,7 +52,13 @@ function policyOf(b: Budget, unit: string | null): string {
   return text;
 }
 
-const item = (b: Budget, v: Verdict) => `"${b.name}";r=${v.remaining};t=${v.resetSeconds}`;
+/** `"name";r=` of each budget, made once. */
+const itemHead = new WeakMap<Budget, string>();
+function item(b: Budget, v: Verdict): string {
+  let head = itemHead.get(b);
+  if (head === undefined) itemHead.set(b, (head = `"${b.name}";r=`));
+  return `${head}${v.remaining};t=${v.resetSeconds}`;
+}
 
 /** The RateLimit-Policy field of a key's answers (both budgets, or the one enabled), made once per set of budgets. */
 const keyPolicies = new WeakMap<RateLimits, string>();
@@ -155,16 +161,17 @@ export function admitKey(svc: ServiceContext, request: Request, surface: Surface
 }
 
 /** Who sent a request, for the audit record; the address is looked up only if a record asks for it. */
-function originOf(request: Request, surface: Surface): Origin {
-  const requestId = requestIdOf(request);
-  return {
-    surface,
-    requestId,
-    get address() {
-      return clientAddress(request);
-    },
-  };
+class RequestOrigin implements Origin {
+  constructor(
+    readonly surface: Surface,
+    readonly requestId: string | null,
+    private readonly request: Request,
+  ) {}
+  get address(): string | null {
+    return clientAddress(this.request);
+  }
 }
+const originOf = (request: Request, surface: Surface): Origin => new RequestOrigin(surface, requestIdOf(request), request);
 
 async function identify(svc: ServiceContext, request: Request, surface: Surface, sessions: boolean): Promise<Actor> {
   try {

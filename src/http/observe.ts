@@ -19,7 +19,7 @@ export function observeRequests(svc: ServiceContext, handle: (request: Request) 
   return async (request: Request): Promise<Response> => {
     const scope: RequestScope = { requestId: requestIdFor(request.headers.get(REQUEST_ID_HEADER)) };
     const t0 = performance.now();
-    const res = await runInRequest(scope, () => handle(request));
+    const res = await runInRequest(scope, handle, request);
     const route = scope.route ?? UNMATCHED_ROUTE;
     svc.metrics.httpRequest(surfaceOf(route), route, request.method, res.status, (performance.now() - t0) / 1000);
     return res;
