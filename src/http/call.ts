@@ -101,7 +101,8 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
       return plain === responseValue ? undefined : plain;
     })
     .resolve({ as: "global" }, async ({ request, set, path, route }) => {
-      const actor = await admitKey(svc, request, "rest", { sessions: inRouteSet(COOKIE_ROUTES, request.method, route) });
+      const admitted = admitKey(svc, request, "rest", { sessions: inRouteSet(COOKIE_ROUTES, request.method, route) });
+      const actor = admitted instanceof Promise ? await admitted : admitted;
       const limited = limitKey(svc, budgetOf(actor), BODYLESS.has(request.method) ? 0 : declaredBytes(request));
       const limits = limited instanceof Promise ? await limited : limited;
       if (limits) for (const name in limits) set.headers[name] = limits[name] as string;
@@ -131,7 +132,8 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
         }
         input = await readJsonBody(request, http.maxJsonBodyBytes);
       }
-      const idempotencyKey = request.headers.get("idempotency-key");
+      // Only POST and PUT take a key (src/http/idempotency.ts).
+      const idempotencyKey = request.method === "POST" || request.method === "PUT" ? request.headers.get("idempotency-key") : null;
       if (idempotencyKey !== null) await claimFor(svc, request, { key: idempotencyKey, actor, route, path, ownBody, input });
       const call: Call = { actor, version: choice.version };
       return { call, input };

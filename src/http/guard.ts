@@ -1,6 +1,6 @@
 import { AppError } from "../domain/errors";
 import type { Actor, Origin, ServiceContext, Surface } from "../services/context";
-import { authenticate } from "../services/keys/authenticate";
+import { authenticateKey } from "../services/keys/authenticate";
 import type { Budget, KeyVerdicts, RateLimits, Verdict } from "../services/rate-limits";
 import { currentRequestId } from "../domain/request-context";
 import { authenticateRequest } from "./credentials";
@@ -142,8 +142,9 @@ function loginRefused(limits: RateLimits, v: Verdict): LimitedError {
  * Authenticates `x-api-key` for `surface`. An address that has sent too many
  * unknown keys is refused (429) before its key is looked at; each refused
  * key counts against its address. In-process calls (no address) are not limited.
+ * Answers at once for a key in the cache (a refusal is then thrown).
  */
-export function admitKey(svc: ServiceContext, request: Request, surface: Surface, opts: { sessions?: boolean } = {}): Promise<Actor> {
+export function admitKey(svc: ServiceContext, request: Request, surface: Surface, opts: { sessions?: boolean } = {}): Actor | Promise<Actor> {
   const limits = svc.rateLimits;
   const sessions = opts.sessions === true;
   // In process, while no address has a failed login counted, there is nothing to check (nor an address to look up).
@@ -173,16 +174,23 @@ class RequestOrigin implements Origin {
 }
 const originOf = (request: Request, surface: Surface): Origin => new RequestOrigin(surface, requestIdOf(request), request);
 
-async function identify(svc: ServiceContext, request: Request, surface: Surface, sessions: boolean): Promise<Actor> {
+function identify(svc: ServiceContext, request: Request, surface: Surface, sessions: boolean): Actor | Promise<Actor> {
+  let actor: Actor | Promise<Actor>;
   try {
     const origin = originOf(request, surface);
     // A person's session cookie where the surface takes one (tRPC, GraphQL, the REST upload route), else the key.
-    return sessions ? await authenticateRequest(svc, request, origin) : await authenticate(svc, { apiKey: request.headers.get("x-api-key"), origin });
+    actor = sessions ? authenticateRequest(svc, request, origin) : authenticateKey(svc, { apiKey: request.headers.get("x-api-key"), origin });
   } catch (e) {
-    if (e instanceof AppError && e.code === "unauthorized") {
-      const address = clientAddress(request);
-      if (address !== null) svc.rateLimits.failedLogin(address);
-    }
-    throw e;
+    throw counted(svc, request, e);
   }
+  return actor instanceof Promise ? actor.catch((e: unknown) => Promise.reject(counted(svc, request, e))) : actor;
+}
+
+/** A refused key counts against its address's failed logins. */
+function counted(svc: ServiceContext, request: Request, e: unknown): unknown {
+  if (e instanceof AppError && e.code === "unauthorized") {
+    const address = clientAddress(request);
+    if (address !== null) svc.rateLimits.failedLogin(address);
+  }
+  return e;
 }
