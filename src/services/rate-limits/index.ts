@@ -41,10 +41,11 @@ export class RateLimits {
       log: opts.log,
     });
     const windowMs = settings.windowSeconds * 1000;
-    const budget = (name: string, quota: number) => (quota > 0 ? this.limiter.register({ name, quota, windowMs }) : null);
+    const budget = (name: string, quota: number, watched = false) => (quota > 0 ? this.limiter.register({ name, quota, windowMs }, { watched }) : null);
     this.requests = budget("requests", settings.requests);
     this.bytes = budget("upload-bytes", settings.uploadBytes);
-    this.authFailures = budget("failed-logins", settings.authFailures);
+    // Checked on every request, counted only on a refused key: the addresses with failures are learnt at each sync.
+    this.authFailures = budget("failed-logins", settings.authFailures, true);
   }
 
   /**

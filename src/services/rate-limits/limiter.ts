@@ -1,4 +1,4 @@
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, eq, gt, like, lt, sql } from "drizzle-orm";
 import type { Database } from "../../../db/client";
 import type { Logger } from "../../logger";
 
@@ -56,6 +56,9 @@ const STALE_SYNCS = 4;
  */
 export class RateLimiter {
   private readonly tables = new Map<Budget, Map<string, Entry>>();
+  private readonly watched = new Set<Budget>();
+  /** A watched budget was asked about since the last sync. */
+  private watching = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private flushing: Promise<void> | null = null;
   private calls = 0;
@@ -87,18 +90,35 @@ export class RateLimiter {
    * nothing allocated). On Postgres the shared count is read first, as `take` does.
    */
   refusal(budget: Budget, subject: string, need: number, now = this.opts.now()): Verdict | null | Promise<Verdict | null> {
-    if (!this.opts.db && need <= budget.quota) {
+    const watched = this.watched.has(budget);
+    if ((!this.opts.db || watched) && need <= budget.quota) {
       const e = this.tableOf(budget).get(subject);
       if (!e || e.window !== Math.floor(now / budget.windowMs)) return null;
+      // A watched budget's counts are kept current by the syncs: no read of its own (but a failure being counted is waited for).
+      if (watched) return e.loading ? e.loading.then(() => this.decideWithout(budget, e, need, now)) : this.decideWithout(budget, e, need, now);
     }
     const v = this.take(budget, subject, 0, need, now);
     if (v instanceof Promise) return v.then((r) => (r.allowed ? null : r));
     return v.allowed ? null : v;
   }
 
-  /** Whether `refusal` could refuse anyone under `budget`: in process, only once some subject has counted units. */
+  /**
+   * Whether `refusal` could refuse anyone under `budget`: only once some
+   * subject has counted units in process, or (a watched budget on Postgres)
+   * this instance has seen some in the shared counts; while it is asked, the
+   * shared counts are read again every sync interval.
+   */
   mayRefuse(budget: Budget): boolean {
-    return this.opts.db !== null || this.tableOf(budget).size > 0;
+    if (!this.opts.db) return this.tableOf(budget).size > 0;
+    if (!this.watched.has(budget)) return true;
+    this.watching = true;
+    this.schedule();
+    return this.tableOf(budget).size > 0;
+  }
+
+  private decideWithout(budget: Budget, e: Entry, need: number, now: number): Verdict | null {
+    const v = this.decide(budget, e, 0, need, now);
+    return v.allowed ? null : v;
   }
 
   /** The subject's entry for the window `now` falls in (a new one when its window has passed); reads the shared count when stale. */
@@ -186,19 +206,38 @@ export class RateLimiter {
         e.touched = false;
       }
     }
-    if (batch.length === 0) return;
+    // Watched budgets are read back while they are asked about (mayRefuse), whatever this instance counted.
+    const watched = this.watching ? [...this.watched] : [];
+    this.watching = false;
+    if (batch.length === 0 && watched.length === 0) return;
     const w = db.t.rateLimitWindows;
+    const readAt = this.opts.now();
     this.flushing = (async () => {
       try {
-        const rows = await db.tx(
-          (tx) =>
-            tx
-              .insert(w)
-              .values(batch.map((b) => ({ subject: b.id, windowStart: b.windowStart, used: b.add })))
-              .onConflictDoUpdate({ target: [w.subject, w.windowStart], set: { used: sql`${w.used} + excluded.used` } })
-              .returning({ subject: w.subject, windowStart: w.windowStart, used: w.used }),
+        const { rows, seen } = await db.tx(
+          async (tx) => {
+            const rows =
+              batch.length === 0
+                ? []
+                : await tx
+                    .insert(w)
+                    .values(batch.map((b) => ({ subject: b.id, windowStart: b.windowStart, used: b.add })))
+                    .onConflictDoUpdate({ target: [w.subject, w.windowStart], set: { used: sql`${w.used} + excluded.used` } })
+                    .returning({ subject: w.subject, windowStart: w.windowStart, used: w.used });
+            const seen: { budget: Budget; window: number; rows: { subject: string; used: number }[] }[] = [];
+            for (const budget of watched) {
+              const window = Math.floor(readAt / budget.windowMs);
+              const found = await tx
+                .select({ subject: w.subject, used: w.used })
+                .from(w)
+                .where(and(eq(w.windowStart, window * budget.windowMs), like(w.subject, `${budget.name}:%`), gt(w.used, 0)));
+              seen.push({ budget, window, rows: found });
+            }
+            return { rows, seen };
+          },
           { quiet: true },
         );
+        for (const { budget, window, rows: found } of seen) this.learn(budget, window, found);
         const totals = new Map(rows.map((r) => [`${r.subject}@${r.windowStart}`, r.used]));
         for (const b of batch) {
           const total = totals.get(`${b.id}@${b.windowStart}`);
@@ -231,8 +270,38 @@ export class RateLimiter {
     }
   }
 
-  /** Budgets are few and fixed; each has its own table of subjects (no string is built per call to find an entry). */
-  register(budget: Budget): Budget {
+  /** Shared counts of a watched budget in `window`, as read by a sync: subjects not seen before get an entry. */
+  private learn(budget: Budget, window: number, rows: { subject: string; used: number }[]): void {
+    const table = this.tableOf(budget);
+    const prefix = budget.name.length + 1;
+    for (const r of rows) {
+      const subject = r.subject.slice(prefix);
+      let e = table.get(subject);
+      if (e && e.window !== window) {
+        if (e.window > window) continue;
+        e = undefined;
+      }
+      if (!e) {
+        e = { window, known: 0, pending: 0, inFlight: 0, generation: 0, touched: false, loading: null, syncedAt: Number.NEGATIVE_INFINITY };
+        table.set(subject, e);
+      }
+      if (e.pending === 0 && e.inFlight === 0 && !e.loading) {
+        e.known = Math.max(e.known, r.used);
+        e.generation++;
+        e.syncedAt = performance.now();
+      }
+    }
+  }
+
+  /**
+   * Budgets are few and fixed; each has its own table of subjects (no string
+   * is built per call to find an entry). A watched budget (on Postgres) is
+   * checked far more often than it counts (failed logins, checked on every
+   * request): instead of reading each subject's shared count before a check,
+   * each sync reads the subjects that have counted any in the current window.
+   */
+  register(budget: Budget, opts: { watched?: boolean } = {}): Budget {
+    if (opts.watched) this.watched.add(budget);
     this.tableOf(budget);
     if (budget.windowMs > this.maxWindowMs) this.maxWindowMs = budget.windowMs;
     return budget;
