@@ -411,10 +411,12 @@ describe("another workspace's ids", () => {
     "schemas.get": () => ({ id: theirs.schema }),
     "schemas.update": () => ({ id: theirs.schema, data: { name: "Hijacked" } }),
     "schemas.delete": () => ({ id: theirs.schema }),
+    "schemas.pipelines": () => ({ id: theirs.schema }),
     "pipelines.get": () => ({ id: theirs.pipeline }),
     "pipelines.update": () => ({ id: theirs.pipeline, data: { isActive: false, webhookIds: [] } }),
     "pipelines.delete": () => ({ id: theirs.pipeline }),
     "pipelines.preview": () => ({ id: theirs.pipeline, data: { sample: { filename: "a.csv", text: "sku\nA-1\n" } } }),
+    "pipelines.versions": () => ({ id: theirs.pipeline }),
     "webhooks.get": () => ({ id: theirs.webhook }),
     "webhooks.update": () => ({ id: theirs.webhook, data: { url: "https://evil.example.com" } }),
     "webhooks.delete": () => ({ id: theirs.webhook }),
@@ -453,6 +455,7 @@ describe("another workspace's ids", () => {
         p !== "webhooks.subscribe" &&
         // A sample, not an id: nothing of another workspace to name.
         p !== "schemas.infer" &&
+        p !== "schemas.check" &&
         !p.startsWith("runs.") &&
         !p.startsWith("files.") &&
         !p.startsWith("outbound.") &&

@@ -269,7 +269,14 @@ describe("the router typed clients import", () => {
       "arrivals.list:query",
       "auditEvents.list:query",
       "pipelines.preview:mutation",
+      "pipelines.versions:query",
+      "runs.reprocess:mutation",
       "schemas.infer:mutation",
+      // What the dashboard's setup pages need besides.
+      "schemas.check:mutation",
+      "schemas.pipelines:query",
+      "outbound.list:query",
+      "outbound.sendFile:mutation",
       // People and sessions, as the dashboard uses them.
       "account.acceptInvite:mutation",
       "account.logIn:mutation",

@@ -12,6 +12,7 @@ import { firstRunsPage, RunsConsole } from "./pages/runs";
 import { Settings } from "./pages/settings";
 import { Upload } from "./pages/upload";
 import { navigate, useLocation } from "./router";
+import { setupPage } from "./pages/setup-routes";
 import { errorCode, trpc } from "./trpc";
 
 const queryClient = new QueryClient({
@@ -54,6 +55,7 @@ function App() {
   else if (path === "/members") page = <Members session={session} />;
   else if (path === "/keys") page = <Keys session={session} />;
   else if (path === "/settings") page = <Settings session={session} />;
+  else page = setupPage(path) ?? page;
   return (
     <Layout session={session} onSessionChange={() => qc.invalidateQueries()}>
       {page}

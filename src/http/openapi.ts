@@ -42,6 +42,8 @@ export interface RouteDescription {
   description?: string;
   /** A JSON body (named shape; described in its input form). */
   body?: Shape;
+  /** The body may be left out (every member of `body` is optional). */
+  bodyOptional?: true;
   /** A multipart/form-data body (named shape), read by the route itself. */
   form?: Shape;
   query?: z.ZodObject;
@@ -128,6 +130,7 @@ export function describe(d: RouteDescription): Json {
   if (d.description) op.description = d.description;
   if (d.deprecated) op.deprecated = true;
   if (d.body) op.requestBody = { $ref: `${REQUEST_BODIES}${idOf(d.body)}` };
+  if (d.body && d.bodyOptional) OPTIONAL_BODIES.add(idOf(d.body));
   if (d.form) op.requestBody = { required: true, content: { "multipart/form-data": { schema: ref(d.form) } } };
   return op;
 }
@@ -142,6 +145,9 @@ const ERROR_SCHEMA: Json = {
     migration_url: { type: "string", description: "Only with error api_version_sunset." },
   },
 };
+
+/** Request bodies a route takes but does not require (RouteDescription.bodyOptional). */
+const OPTIONAL_BODIES = new Set<string>();
 
 export interface DocumentedRoute {
   method: string;
@@ -182,7 +188,7 @@ export function buildDocument(routes: DocumentedRoute[], info: { publicUrl: stri
     };
   }
   const requestBodies: Record<string, Json> = {};
-  for (const id of [...bodies].sort()) requestBodies[id] = { required: true, content: { "application/json": { schema: named.request(id) } } };
+  for (const id of [...bodies].sort()) requestBodies[id] = { required: !OPTIONAL_BODIES.has(id), content: { "application/json": { schema: named.request(id) } } };
 
   // Only the shapes the document uses: those it names, and those they name in turn.
   const all: Record<string, Json> = { ...named.outputs, Error: ERROR_SCHEMA };

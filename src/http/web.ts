@@ -11,6 +11,8 @@ const CACHE = join(ROOT, "build", "web");
 
 /** The dashboard's pages: each answers the same HTML, the app picks the page from the path. */
 export const DASHBOARD_PATHS = ["/", "/login", "/signup", "/verify", "/invite", "/runs", "/runs/:id", "/upload", "/members", "/keys", "/settings"];
+/** The setup pages live under /setup/, as /connections, /schemas, /webhooks ... are the REST API's. */
+DASHBOARD_PATHS.push("/setup/connections", "/setup/connections/:id", "/setup/schemas", "/setup/schemas/:id", "/setup/webhooks", "/setup/webhooks/:id", "/setup/notifications", "/setup/outbound");
 
 interface Bundle {
   html: string;

@@ -268,6 +268,26 @@ export interface paths {
         patch: operations["patchPipelinesId"];
         trace?: never;
     };
+    "/pipelines/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a pipeline's versions
+         * @description Newest first. A version is made at creation and by each change of the mappings, the schemaId or the schema's definition; each says what changed, who changed it and when. A run's `pipelineVersion` names the one it was processed with.
+         */
+        get: operations["getPipelinesIdVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/pipelines/{id}/preview": {
         parameters: {
             query?: never;
@@ -379,6 +399,26 @@ export interface paths {
          * @description A new attempt of the same run with the pipeline and schema as they are now; only a `failed` run (409 otherwise).
          */
         post: operations["postPipelineRunsIdRetry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pipeline-runs/{id}/reprocess": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reprocess a run's original file as a new run
+         * @description A new run (`pending`) from the run's stored original, processed under the pipeline's current version or the `version` named; it names the run in `reprocessOf`, and the run itself is kept as it is. Compare the two with GET /pipeline-runs/delta. The body is optional.
+         */
+        post: operations["postPipelineRunsIdReprocess"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1287,6 +1327,15 @@ export interface components {
             delimiter?: string;
             transform?: components["schemas"]["Transform"];
         };
+        /** @description By target; present when mappings.fieldMappings changed. */
+        FieldMappingChanges: {
+            /** @description Targets mapped now and not before. */
+            added: string[];
+            /** @description Targets mapped before and not now. */
+            removed: string[];
+            /** @description Targets mapped in both, differently (source, value, sources, delimiter or transform). */
+            changed: string[];
+        };
         FileLink: {
             /** @description Works without the API key until it expires; bound to GET and to this file. */
             url: string;
@@ -1585,6 +1634,8 @@ export interface components {
             direction: components["schemas"]["PipelineDirection"];
             /** @description Present only when webhooks are linked. */
             webhooks?: components["schemas"]["WebhookRef"][];
+            /** @description The current version: 1 at creation, one more for each change of the mappings, the schemaId or the schema's definition (GET /pipelines/{id}/versions). */
+            version: number;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1653,6 +1704,10 @@ export interface components {
              */
             processedAt?: string;
             schemaId: string;
+            /** @description The pipeline version the run was processed with (GET /pipelines/{id}/versions); present once processed, or from the start when a reprocess named it. */
+            pipelineVersion?: number;
+            /** @description The run whose original file this run reprocesses (POST /pipeline-runs/{id}/reprocess). */
+            reprocessOf?: string;
             pipelineId: string;
             /** @description `DELETED PIPELINE` once the pipeline is deleted. */
             pipelineName: string;
@@ -1665,6 +1720,39 @@ export interface components {
         };
         /** @enum {string} */
         PipelineRunStatus: "pending" | "processing" | "completed" | "delivered" | "failed" | "acknowledged";
+        /** @description What a pipeline processed files with from one change to the next. */
+        PipelineVersion: {
+            pipelineId: string;
+            /** @description 1 for the pipeline as created (or as it stood when versions began); one more for each change. */
+            version: number;
+            reason: components["schemas"]["PipelineVersionReason"];
+            changes: components["schemas"]["PipelineVersionChanges"];
+            /** @description The mappings this version processes files with. */
+            mappings: components["schemas"]["PipelineMappings"];
+            /** @description The schema this version validates against (its definition as it was is kept with the version). */
+            schemaId: string;
+            /** @description Who made the change, as the audit log names them; absent for a migrated version. */
+            createdBy?: components["schemas"]["AuditActor"];
+            /** @description The request that made it, when known. */
+            requestId?: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        PipelineVersionChanges: {
+            /** @description Which versioned members changed from the version before; empty for version 1. */
+            fields: ("mappings.fieldMappings" | "mappings.options" | "mappings.validations" | "schemaId" | "schema.definition")[];
+            fieldMappings?: components["schemas"]["FieldMappingChanges"];
+            /** @description Names of the mappings.options members set, changed or removed. */
+            options?: string[];
+            /** @description Names of the mappings.validations members set, changed or removed. */
+            validations?: string[];
+            schemaId?: components["schemas"]["SchemaIdChange"];
+        };
+        /**
+         * @description created; updated (the pipeline's mappings or schemaId); schemaUpdated (its schema's definition); migrated (the pipeline as it stood when versions began).
+         * @enum {string}
+         */
+        PipelineVersionReason: "created" | "updated" | "schemaUpdated" | "migrated";
         /** @description What was tried: the pipeline's saved mappings or the given ones, and the schema. */
         PreviewApplied: {
             /** @enum {string} */
@@ -1754,6 +1842,11 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        /** @description The schema the pipeline points at, before and after. */
+        SchemaIdChange: {
+            from: string;
+            to: string;
         };
         SearchFilesResult: {
             results: components["schemas"]["SearchHit"][];
@@ -2189,6 +2282,14 @@ export interface components {
                      * @default false
                      */
                     force?: boolean;
+                };
+            };
+        };
+        ReprocessRunInput: {
+            content: {
+                "application/json": {
+                    /** @description A version of the run's pipeline (GET /pipelines/{id}/versions); default the current one. */
+                    version?: number;
                 };
             };
         };
@@ -3692,6 +3793,59 @@ export interface operations {
             default: components["responses"]["Unexpected"];
         };
     };
+    getPipelinesIdVersions: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header?: {
+                /** @description API version. Absent: the workspace default, else 2024-09-01. Latest: 2026-05-25. */
+                "Service-Version"?: components["parameters"]["ServiceVersion"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PipelineVersion"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a query parameter that breaks its rules (`invalid_input`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
     postPipelinesIdPreview: {
         parameters: {
             query?: never;
@@ -4044,6 +4198,80 @@ export interface operations {
                 };
             };
             410: components["responses"]["Sunset"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    postPipelineRunsIdReprocess: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API version. Absent: the workspace default, else 2024-09-01. Latest: 2026-05-25. */
+                "Service-Version"?: components["parameters"]["ServiceVersion"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["ReprocessRunInput"];
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineRun"];
+                };
+            };
+            /** @description Bad input; the message names the field: an unknown `Service-Version` (`unsupported_version`); a body member missing, of the wrong type or breaking a rule, or malformed JSON (`invalid_input`); `version` is not a whole number of at least 1, or the pipeline no longer takes files from the run's source. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not found in this workspace (`not_found`): `id` in the path names nothing of this workspace; no such run, or the pipeline has no such `version`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (`conflict`): the run's pipeline was deleted or is inactive, the run has not ended, or its original file is no longer stored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            410: components["responses"]["Sunset"];
+            /** @description Too large (`payload_too_large`): the JSON body is over MAX_JSON_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Wrong `content-type` (`unsupported_media_type`): send application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             default: components["responses"]["Unexpected"];
         };

@@ -6,7 +6,7 @@ import { callPlugin, type HttpOptions, presenter, readsOwnBody } from "../call";
 import { describe, type RouteDescription, type RouteErrors } from "../openapi";
 import { jsonField, readSampleForm } from "../sample-form";
 import { formRef, PreviewForm } from "./sample-doc";
-import { bareList } from "./lists";
+import { bareList, pagedList } from "./lists";
 
 const SAVE_ERRORS: RouteErrors = {
   feature_not_enabled: "aggregated mappings (`sources`) while the workspace's `aggregated-mappings` feature is off (`feature_not_enabled`)",
@@ -48,6 +48,20 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
           body: pipelines.UpdatePipelineInput,
           response: { one: pipelines.Pipeline },
           errors: SAVE_ERRORS,
+        }),
+      },
+    )
+    .get(
+      "/pipelines/:id/versions",
+      async ({ call, params, query }) => pagedList(await pipelines.listPipelineVersions(svc, { ...call, id: params.id, query }), pipelines.presentVersion),
+      {
+        detail: doc({
+          summary: "List a pipeline's versions",
+          description:
+            "Newest first. A version is made at creation and by each change of the mappings, the schemaId or the schema's definition; " +
+            "each says what changed, who changed it and when. A run's `pipelineVersion` names the one it was processed with.",
+          query: pipelines.ListPipelineVersionsQuery,
+          response: { pageOf: pipelines.PipelineVersion },
         }),
       },
     )

@@ -82,6 +82,26 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
         }),
       })
       .post(
+        "/pipeline-runs/:id/reprocess",
+        async ({ call, params, input }) => runs.presentRun(await runs.reprocessRun(svc, { ...call, id: params.id, input: input as never }), call.version),
+        {
+          detail: doc({
+            summary: "Reprocess a run's original file as a new run",
+            description:
+              "A new run (`pending`) from the run's stored original, processed under the pipeline's current version or the `version` named; " +
+              "it names the run in `reprocessOf`, and the run itself is kept as it is. Compare the two with GET /pipeline-runs/delta. The body is optional.",
+            body: runs.ReprocessRunInput,
+            bodyOptional: true,
+            response: { one: runs.PipelineRun },
+            errors: {
+              invalid_input: "`version` is not a whole number of at least 1, or the pipeline no longer takes files from the run's source",
+              not_found: "no such run, or the pipeline has no such `version`",
+              conflict: "the run's pipeline was deleted or is inactive, the run has not ended, or its original file is no longer stored",
+            },
+          }),
+        },
+      )
+      .post(
         UPLOAD_ROUTE,
         async ({ call, params, request, set }) => {
           const maxBytes = svc.settings.maxUploadBytes;

@@ -1,6 +1,7 @@
 import type { Writer } from "../../../db/client";
 import { newId } from "../../domain/ids";
 import type { Actor, ServiceContext } from "../context";
+import type { AuditActor } from "./shapes";
 
 /** Who made a change: an API key (with the origin its transport set), or the admin CLI. */
 export type ChangedBy = Actor | "cli";
@@ -13,6 +14,12 @@ export interface AuditChange {
   resourceId: string;
   /** Names of the members set; never values. */
   fields?: readonly string[];
+}
+
+/** The caller as the audit log names them (also kept with what they made, e.g. a pipeline version). */
+export function auditActorOf(by: ChangedBy): AuditActor {
+  if (by === "cli") return { type: "cli" };
+  return { type: "key", ...(by.keyId ? { id: by.keyId } : {}), ...(by.keyName ? { name: by.keyName } : {}) };
 }
 
 /** Names of the members an input object sets (undefined left out), sorted. */
@@ -29,12 +36,13 @@ export function fieldsOf(input: unknown): string[] {
  */
 export async function recordAudit(ctx: ServiceContext, w: Writer, by: ChangedBy, change: AuditChange): Promise<void> {
   const cli = by === "cli";
+  const actor = auditActorOf(by);
   await w.insert(ctx.db.t.auditEvents).values({
     id: newId("auditEvent"),
     workspaceId: change.workspaceId,
-    actorType: cli ? "cli" : "key",
-    actorId: cli ? null : by.keyId,
-    actorName: cli ? null : by.keyName,
+    actorType: actor.type,
+    actorId: actor.id ?? null,
+    actorName: actor.name ?? null,
     action: change.action,
     resourceType: change.resourceType,
     resourceId: change.resourceId,

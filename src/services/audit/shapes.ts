@@ -18,6 +18,16 @@ export const ListAuditEventsQuery = PageQuery.extend({
 });
 export type ListAuditEventsQuery = z.input<typeof ListAuditEventsQuery>;
 
+/** Who made a change: an API key (or a person's session, by e-mail), or the admin CLI. */
+export const AuditActor = z
+  .object({
+    type: z.enum(AUDIT_ACTOR_TYPES),
+    id: z.string().optional().meta({ description: "The API key's id." }),
+    name: z.string().optional().meta({ description: "The API key's name." }),
+  })
+  .meta({ id: "AuditActor" });
+export type AuditActor = z.output<typeof AuditActor>;
+
 export const AuditEvent = z
   .object({
     id: z.string(),
@@ -25,13 +35,7 @@ export const AuditEvent = z
     resourceType: z.string(),
     resourceId: z.string(),
     fields: z.array(z.string()).meta({ description: "Names of the members the change set; never their values." }),
-    actor: z
-      .object({
-        type: z.enum(AUDIT_ACTOR_TYPES),
-        id: z.string().optional().meta({ description: "The API key's id." }),
-        name: z.string().optional().meta({ description: "The API key's name." }),
-      })
-      .meta({ id: "AuditActor" }),
+    actor: AuditActor,
     surface: z.enum(AUDIT_SURFACES).meta({ id: "AuditSurface" }),
     address: z.string().optional().meta({ description: "The client's address, when known." }),
     requestId: z.string().optional(),

@@ -7,3 +7,6 @@ export { updatePipeline } from "./update-pipeline";
 export * from "./shapes";
 export { previewPipeline } from "./preview-pipeline";
 export * from "./preview-shapes";
+export { listPipelineVersions } from "./list-pipeline-versions";
+export { loadVersion, presentVersion, type PipelineVersionRow, recordVersion, versionChanges } from "./versions";
+export * from "./version-shapes";
