@@ -12,15 +12,14 @@ export const AUDIT_SURFACES = ["rest", "graphql", "trpc", "cli"] as const;
 export const ListAuditEventsQuery = PageQuery.extend({
   resourceType: z.string().max(50, "must be at most 50 characters").optional().meta({ description: "e.g. connection, pipeline, webhook, apiKey." }),
   resourceId: Id.optional().meta({ description: "One resource's records." }),
-  actor: z.string().max(100, "must be at most 100 characters").optional().meta({ description: "An API key's id, or `cli`." }),
-  action: z.string().max(60, "must be at most 60 characters").optional().meta({ description: "e.g. `pipeline.update`, `apiKey.revoke`." }),
+  actor: z.string().max(100, "must be at most 100 characters").optional().meta({ description: "An API key's id, a person's id (`user_...`), or `cli`." }),
+  action: z.string().max(60, "must be at most 60 characters").optional().meta({ description: "e.g. `pipeline.update`, `apiKey.revoke`, `session.logIn`." }),
   from: QueryTime(false).optional().meta({ description: "Records at or after (ISO 8601 date or date-time)." }),
   to: QueryTime(true).optional().meta({ description: "Records at or before; a date alone covers that whole day." }),
 }).superRefine((q, ctx) => {
   if (q.from && q.to && q.from.getTime() > q.to.getTime()) ctx.addIssue({ code: "custom", path: ["to"], message: "must not be before from" });
 });
 export type ListAuditEventsQuery = z.input<typeof ListAuditEventsQuery>;
-
 
 export const AuditEvent = z
   .object({
