@@ -10,6 +10,7 @@ import postgres from "postgres";
 import * as pgSchema from "./pg/schema";
 import { READ_CACHE_TOPIC, type ReadCache, ReadCaches, type ReadCacheSpec, SIGNALS_CHANNEL } from "./read-cache";
 import * as sqliteSchema from "./sqlite/schema";
+import { guardTypeFetch } from "./pg-type-fetch";
 
 /**
  * The database as services see it. Both dialects are driven through the
@@ -325,6 +326,7 @@ export interface PgOptions {
 }
 
 export async function openPostgres(url: string, opts: PgOptions = {}): Promise<Database> {
+  guardTypeFetch();
   // A connection not made in 5 s fails (postgres.js waits 30 s by default): an outage answers 503 soon, not a hang.
   // Reconnects are tried again within 1 s (postgres.js backs off up to 20 s, and queries wait for the next attempt).
   const client = postgres(url, { max: opts.max ?? 10, connect_timeout: 5, backoff: (n) => Math.min(0.1 * 2 ** n, 1), onnotice: () => {} });
