@@ -259,4 +259,23 @@ export function steadyUploads(api: ReturnType<typeof client>, pipelineId: string
   };
 }
 
+/**
+ * Uploads every 100 ms; after 1 s `fault()` for `ms`, then `restore()`;
+ * uploads go on 1 s more, then every accepted run must complete. Answers
+ * the counts, the settle result and when the fault ended.
+ */
+export async function faultUnderUploads(a: Instance, s: Setup, fault: () => void, restore: () => void, ms: number) {
+  const t = new Tally();
+  const uploads = steadyUploads(client(a.url, s.key), s.pipelineId, t, "fault", csv(2_000));
+  await sleep(1_000);
+  fault();
+  await sleep(ms);
+  restore();
+  const t0 = performance.now();
+  await sleep(1_000);
+  await uploads.stop();
+  const r = await settle(a.url, s.key, s.pipelineId, t);
+  return { t, r, recoverMs: r.at - t0 };
+}
+
 export type Row = (string | number)[];

@@ -8,7 +8,7 @@ import { Receiver } from "../test/helpers/receiver";
 import { startS3 } from "../test/helpers/s3";
 import { TcpProxy } from "../test/helpers/tcp-proxy";
 import { DEFAULT_RETRY_SCHEDULE } from "../src/adapters/webhooks/port";
-import { client, csv, Instance, type Row, secs, settle, setup, sleep, steadyUploads, Tally } from "./faults-lib";
+import { client, csv, faultUnderUploads, Instance, type Row, secs, settle, setup, sleep, Tally } from "./faults-lib";
 
 /** How much faster than real time the webhook retry schedule runs: 1 h of outage takes 6 s. */
 export const COMPRESSION = 600;
@@ -32,21 +32,12 @@ export async function s3Down(ms: number): Promise<Row> {
   const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
   const s = await setup("sqlite", { env: { ...s3.env, S3_ENDPOINT: `http://127.0.0.1:${proxy.port}` } });
   const a = await Instance.start(s.env);
-  const t = new Tally();
-  const uploads = steadyUploads(client(a.url, s.key), s.pipelineId, t, "s3", csv(2_000));
-  await sleep(1_000);
-  proxy.refuse();
-  await sleep(ms);
-  proxy.restore();
-  const t0 = performance.now();
-  await sleep(1_000);
-  await uploads.stop();
-  const r = await settle(a.url, s.key, s.pipelineId, t);
+  const { t, r, recoverMs } = await faultUnderUploads(a, s, () => proxy.refuse(), () => proxy.restore(), ms);
   await a.stop();
   await proxy.close();
   await s3.stop();
   await s.drop();
-  return [`S3 refuses for ${secs(ms)} (sqlite)`, t.tried, r.lost, r.duplicated, t.unavailable, t.other5xx, secs(r.at - t0), `${a.peakMiB} MiB`];
+  return [`S3 refuses for ${secs(ms)} (sqlite)`, t.tried, r.lost, r.duplicated, t.unavailable, t.other5xx, secs(recoverMs), `${a.peakMiB} MiB`];
 }
 
 /** A webhook on the pipeline for its completed runs: the receiver's requests, by run id. */

@@ -27,7 +27,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TcpProxy } from "../test/helpers/tcp-proxy";
-import { client, csv, Instance, PG_ADMIN, type Row, secs, type Setup, settle, setup, sleep, steadyUploads, Tally } from "./faults-lib";
+import { client, csv, faultUnderUploads, Instance, PG_ADMIN, type Row, secs, type Setup, settle, setup, sleep, steadyUploads, Tally } from "./faults-lib";
 import { killDuringDelivery, s3Down, smtpDown, webhookDown } from "./faults-outside";
 import { machine, ROOT, table, VERSION } from "./lib";
 
@@ -99,21 +99,12 @@ async function proxyFault(label: string, fault: (p: TcpProxy) => void, ms: numbe
   const proxy = await TcpProxy.start({ host: pg.hostname, port: Number(pg.port || 5432) });
   const s = await setup("pg", { via: proxy });
   const a = await Instance.start(s.env);
-  const t = new Tally();
-  const uploads = steadyUploads(client(a.url, s.key), s.pipelineId, t, "px", csv(2_000));
-  await sleep(1_000);
-  fault(proxy);
-  await sleep(ms);
-  proxy.restore();
-  const t0 = performance.now();
-  await sleep(1_000);
-  await uploads.stop();
-  const r = await settle(a.url, s.key, s.pipelineId, t);
+  const { t, r, recoverMs } = await faultUnderUploads(a, s, () => fault(proxy), () => proxy.restore(), ms);
   // The process must have lived through it: a supervisor restart does not count as recovered.
   const label2 = a.alive ? label : `${label} — the process exited`;
   await a.stop();
   await proxy.close();
-  rows.push([label2, t.tried, r.lost, r.duplicated, t.unavailable, t.other5xx, secs(r.at - t0), `${a.peakMiB} MiB`]);
+  rows.push([label2, t.tried, r.lost, r.duplicated, t.unavailable, t.other5xx, secs(recoverMs), `${a.peakMiB} MiB`]);
   await s.drop();
 }
 
