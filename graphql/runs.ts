@@ -56,6 +56,14 @@ builder.mutationFields((t) => ({
     resolve: async (_, { id }, { svc, actor }) =>
       present(await runs.acknowledgeRun(svc, { actor, id: String(id), input: { status: "acknowledged" } })),
   }),
+  reprocessRun: t.field({
+    nullable: true,
+    type: PipelineRun,
+    description:
+      "A new run from the run's original file, under the pipeline's current version or `version`; it names the run in `reprocessOf`, which is kept as it is.",
+    args: { id: t.arg.id({ required: true }), version: t.arg.int({ description: "A version of the run's pipeline; default the current one." }) },
+    resolve: async (_, { id, version }, { svc, actor }) => present(await runs.reprocessRun(svc, { actor, id: String(id), input: defined({ version }) })),
+  }),
   retryRun: t.field({
     nullable: true,
     type: PipelineRun,

@@ -28,6 +28,7 @@ const ConnectionPage = pageOf("Connection", Connection);
 const SchemaPage = pageOf("Schema", Schema);
 const PipelinePage = pageOf("Pipeline", Pipeline);
 const WebhookPage = pageOf("Webhook", Webhook);
+const PipelineVersionPage = pageOf("PipelineVersion", outputType(pipelines.PipelineVersion));
 
 /**
  * Root fields are nullable, as GraphQL advises: one refused field (say a
@@ -82,6 +83,14 @@ builder.queryFields((t) => ({
     },
     resolve: async (_, args, { svc, actor }) =>
       paged(await pipelines.listPipelines(svc, { actor, query: defined(args) }), pipelines.presentPipeline),
+  }),
+  pipelineVersions: t.field({
+    nullable: true,
+    type: PipelineVersionPage,
+    description: "A pipeline's versions, newest first: what changed, who changed it and when.",
+    args: { id: t.arg.id({ required: true }), page: t.arg.int(), limit: t.arg.int() },
+    resolve: async (_, { id, ...args }, { svc, actor }) =>
+      paged(await pipelines.listPipelineVersions(svc, { actor, id: String(id), query: defined(args) }), pipelines.presentVersion),
   }),
   webhook: t.field({
     nullable: true,

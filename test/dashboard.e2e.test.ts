@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { authenticate } from "../src/services/keys/authenticate";
+import { launchChromium, newPage as openPage, shot, text, until } from "./helpers/browser";
 import { testDialect } from "./helpers/database";
 import { Harness } from "./helpers/harness";
 import { type Instance, secondInstance } from "./helpers/instances";
@@ -14,8 +13,6 @@ import { createPipeline, ITEM_MAPPINGS } from "./helpers/runs";
  * over the test database. Pages are found by label and role, as a person
  * finds them; each page checked is photographed into docs/screenshots/.
  */
-const SHOTS = join(import.meta.dir, "..", "docs", "screenshots");
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const PASSWORD = "a sturdy passphrase 7";
 const CSV = "SKU,Qty,Name\na-1,3,Bolt\nb-2,ten,Nut\nc-3,7,Washer\n";
 
@@ -23,40 +20,13 @@ let h: Harness;
 let web: Instance;
 let browser: Browser;
 const consoleErrors: string[] = [];
-
-async function newPage(context: BrowserContext): Promise<Page> {
-  const page = await context.newPage();
-  page.on("pageerror", (e) => consoleErrors.push(`pageerror: ${e.message}`));
-  page.on("console", (m) => {
-    // A refused request the test provokes (the free-mail sign-up, the foreign run) is logged by the browser itself.
-    if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) consoleErrors.push(m.text());
-  });
-  return page;
-}
-
-/** The element's text once it is there. */
-async function text(loc: Locator): Promise<string> {
-  await loc.waitFor();
-  return ((await loc.textContent()) ?? "").trim();
-}
-
-/** Waits until `probe` holds (the page updates by itself). */
-async function until(probe: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const t0 = Date.now();
-  while (!(await probe().catch(() => false))) {
-    if (Date.now() - t0 > ms) throw new Error(`not within ${ms} ms: ${probe}`);
-    await Bun.sleep(100);
-  }
-}
-
-const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+const newPage = (context: BrowserContext) => openPage(context, consoleErrors);
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   // This process claims no jobs: the browser's instance processes the runs (on SQLite its events stay in its process).
   h = await Harness.start({ startJobs: false });
   web = await secondInstance(h);
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

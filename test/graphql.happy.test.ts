@@ -13,7 +13,7 @@ const CONNECTION = `id name workspaceId type useHostedSFTP sftpUsername awsUserN
   sftpServer { id hosted host port rootDirectory inboundFolder outboundFolder }
   emailInbox { inboundAddress } emailAllowedFormats emailAllowedSenders emailSubjectFilter credentialsSet createdAt updatedAt`;
 const SCHEMA = "id name workspaceId description definition isActive createdAt updatedAt";
-const PIPELINE = `id name workspaceId isActive clientId schemaId direction createdAt updatedAt
+const PIPELINE = `id name workspaceId isActive clientId schemaId direction version createdAt updatedAt
   mappings { fieldMappings { target source value sources delimiter transform } options validations }
   webhooks { id name url }`;
 const WEBHOOK = "id name url workspaceId isActive eventTypes description kind createdAt updatedAt";

@@ -13,7 +13,7 @@ import { createPipeline, runToEnd } from "./helpers/runs";
 type Any = any;
 
 const RUN = `id filename status createdAt updatedAt clientId path size mimetype metadata pipelineDirection errorMessage processedAt
-  schemaId pipelineId pipelineName isPipelineDeleted client { name }`;
+  schemaId pipelineVersion reprocessOf pipelineId pipelineName isPipelineDeleted client { name }`;
 const PAGE = "pagination { page limit total totalPages }";
 
 let h: Harness;

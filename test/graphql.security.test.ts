@@ -165,6 +165,12 @@ const BY_ID: Record<string, { op: string; rest: () => [string, string, unknown?]
     rest: () => ["PATCH", `/pipeline-runs/${a.run}/status`, { status: "acknowledged" }],
   },
   retryRun: { op: "mutation($id: ID!) { retryRun(id: $id) { id } }", id: () => a.run, rest: () => ["POST", `/pipeline-runs/${a.run}/retry`] },
+  reprocessRun: { op: "mutation($id: ID!) { reprocessRun(id: $id, version: 1) { id } }", id: () => a.run, rest: () => ["POST", `/pipeline-runs/${a.run}/reprocess`, { version: 1 }] },
+  pipelineVersions: {
+    op: "query($id: ID!) { pipelineVersions(id: $id) { data { version } } }",
+    id: () => a.pipeline,
+    rest: () => ["GET", `/pipelines/${a.pipeline}/versions`],
+  },
   notificationPreferences: {
     op: "query($id: ID!) { notificationPreferences(id: $id) { id recipients } }",
     id: () => a.connection,

@@ -68,10 +68,13 @@ describe("an uploaded CSV runs to completed", () => {
     expect(run.path).toContain(`/runs/${run.id}/original/items.csv`);
     expect("errorMessage" in run).toBe(false);
     expect("processedAt" in run).toBe(false);
+    // The version is the one current when it is processed: not known before.
+    expect("pipelineVersion" in run).toBe(false);
 
     const done = await waitForRun(h, ws, run.id, ["completed", "failed"]);
     expect(done.status, JSON.stringify(done)).toBe("completed");
-    expect(Object.keys(done).sort()).toEqual(RUN_FIELDS);
+    expect(Object.keys(done).sort()).toEqual([...RUN_FIELDS, "pipelineVersion"].sort());
+    expect(done.pipelineVersion).toBe(1);
     expect(done.processedAt).toBe(h.clock.now().toISOString());
     expect(done.metadata.rows).toEqual({ total: 3, valid: 3, invalid: 0, skipped: 0, quarantined: 0 });
     expect(done.metadata.errors).toEqual([]);

@@ -411,10 +411,13 @@ describe("another workspace's ids", () => {
     "schemas.get": () => ({ id: theirs.schema }),
     "schemas.update": () => ({ id: theirs.schema, data: { name: "Hijacked" } }),
     "schemas.delete": () => ({ id: theirs.schema }),
+    "schemas.pipelines": () => ({ id: theirs.schema }),
     "pipelines.get": () => ({ id: theirs.pipeline }),
     "pipelines.update": () => ({ id: theirs.pipeline, data: { isActive: false, webhookIds: [] } }),
     "pipelines.delete": () => ({ id: theirs.pipeline }),
     "pipelines.preview": () => ({ id: theirs.pipeline, data: { sample: { filename: "a.csv", text: "sku\nA-1\n" } } }),
+    "pipelines.previewDraft": () => ({ schemaId: theirs.schema, sample: { filename: "a.csv", text: "sku\nA-1\n" } }),
+    "pipelines.versions": () => ({ id: theirs.pipeline }),
     "webhooks.get": () => ({ id: theirs.webhook }),
     "webhooks.update": () => ({ id: theirs.webhook, data: { url: "https://evil.example.com" } }),
     "webhooks.delete": () => ({ id: theirs.webhook }),
@@ -453,6 +456,7 @@ describe("another workspace's ids", () => {
         p !== "webhooks.subscribe" &&
         // A sample, not an id: nothing of another workspace to name.
         p !== "schemas.infer" &&
+        p !== "schemas.check" &&
         !p.startsWith("runs.") &&
         !p.startsWith("files.") &&
         !p.startsWith("outbound.") &&
@@ -468,7 +472,7 @@ describe("another workspace's ids", () => {
 
   test.each(Object.keys(BY_ID))("%s: NOT_FOUND in process, 404 over HTTP", async (path) => {
     const input = BY_ID[path]!();
-    const id = (input as { id: string }).id;
+    const id = (input as { id?: string; schemaId?: string }).id ?? (input as { schemaId: string }).schemaId;
     const e = await callerError(ws, path, input);
     expect(e.code).toBe("NOT_FOUND");
     expect(e.message).toContain(`'${id}' not found`);

@@ -174,6 +174,7 @@ describe("another workspace's runs", () => {
     "runs.listByPipeline": () => [(t) => t.runs.listByPipeline({ pipelineId: fp.id }), ["GET", `/pipeline-runs/pipeline/${fp.id}`]],
     "runs.acknowledge": () => [(t) => t.runs.acknowledge({ id: base.id }), ["PATCH", `/pipeline-runs/${base.id}/status`, { status: "acknowledged" }]],
     "runs.retry": () => [(t) => t.runs.retry({ id: base.id }), ["POST", `/pipeline-runs/${base.id}/retry`]],
+    "runs.reprocess": () => [(t) => t.runs.reprocess({ id: base.id, version: 1 }), ["POST", `/pipeline-runs/${base.id}/reprocess`, { version: 1 }]],
     "runs.delta": () => [
       (t) => t.runs.delta({ baseRunId: intruderRun.id, compareRunId: base.id }),
       ["GET", `/pipeline-runs/delta?baseRunId=${intruderRun.id}&compareRunId=${base.id}`],

@@ -10,6 +10,13 @@ const NAV = [
   ["/members", "Members"],
   ["/keys", "API keys"],
   ["/settings", "Settings"],
+  ["/setup/connections", "Connections"],
+  ["/setup/schemas", "Schemas"],
+  ["/setup/pipelines", "Pipelines"],
+  ["/setup/documents", "Documents"],
+  ["/setup/webhooks", "Webhooks"],
+  ["/setup/notifications", "Notifications"],
+  ["/setup/outbound", "Outbound"],
 ] as const;
 
 export function Layout(props: { session: Session; children: ReactNode; onSessionChange: () => void }) {
@@ -58,7 +65,7 @@ export function Layout(props: { session: Session; children: ReactNode; onSession
       </header>
       <nav aria-label="Main">
         {NAV.map(([href, label]) => (
-          <Link key={href} href={href} aria-current={path === href || (href === "/" && path.startsWith("/runs")) ? "page" : undefined}>
+          <Link key={href} href={href} aria-current={path === href || (href === "/" && path.startsWith("/runs")) || (href.startsWith("/setup/") && path.startsWith(`${href}/`)) ? "page" : undefined}>
             {label}
           </Link>
         ))}

@@ -12,3 +12,5 @@ export function when(value: unknown): string {
   const d = new Date(value as string);
   return Number.isNaN(d.getTime()) ? "" : d.toLocaleString();
 }
+export type Connection = Out["connections"]["get"];
+export type Webhook = Out["webhooks"]["get"];

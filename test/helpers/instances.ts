@@ -12,6 +12,14 @@ export async function within(limitMs: number, probe: () => Promise<boolean>): Pr
   }
 }
 
+/** A TCP port free on this machine now (the system picks it; a moment later another process may take it). */
+export function freePort(): number {
+  const probe = Bun.serve({ port: 0, fetch: () => new Response() });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
+
 export interface Instance {
   url: string;
   proc: ReturnType<typeof Bun.spawn>;
@@ -24,9 +32,7 @@ export interface Instance {
  * `env` on top; answers once its /healthz does.
  */
 export async function secondInstance(h: Harness, env: Record<string, string> = {}): Promise<Instance> {
-  const probe = Bun.serve({ port: 0, fetch: () => new Response() });
-  const port = probe.port!;
-  probe.stop(true);
+  const port = freePort();
   const url = `http://127.0.0.1:${port}`;
   const proc = Bun.spawn([process.execPath, "src/main.ts"], {
     cwd: ROOT,

@@ -108,6 +108,10 @@ export const examples: { [K in Operation]: Example } = {
     },
   },
 
+  "GET /pipelines/{id}/versions": {
+    call: (api, ids) => api.GET("/pipelines/{id}/versions", { params: { path: { id: ids.pipeline }, query: { limit: 5 } } }),
+  },
+
   "POST /pipelines/{id}/runs": {
     async call(api, ids) {
       const r = await api.POST("/pipelines/{id}/runs", {
@@ -156,6 +160,8 @@ export const examples: { [K in Operation]: Example } = {
     call: (api, ids) => api.PATCH("/pipeline-runs/{id}/status", { ...path(ids.uploadedRun), body: { status: "acknowledged" } }),
   },
   "POST /pipeline-runs/{id}/retry": { status: 409, call: (api, ids) => api.POST("/pipeline-runs/{id}/retry", path(ids.run)) },
+  // The body is optional: without it the run is reprocessed under the pipeline's current version.
+  "POST /pipeline-runs/{id}/reprocess": { call: (api, ids) => api.POST("/pipeline-runs/{id}/reprocess", { ...path(ids.run), body: { version: 1 } }) },
   "GET /pipeline-runs/delta": {
     call: (api, ids) => api.GET("/pipeline-runs/delta", { params: { query: { baseRunId: ids.run, compareRunId: ids.otherRun } } }),
   },

@@ -1,5 +1,6 @@
 import { AppError } from "../../src/domain/errors";
 import * as outbound from "../../src/services/outbound";
+import { pagination } from "../../src/services/shared/shapes";
 import { input, procedure, router } from "../init";
 
 /** What a typed client may send; each use case checks the values, with REST's messages. */
@@ -10,6 +11,15 @@ type ByUpload = { uploadId: string };
  * the request body, bounded by MAX_JSON_BODY_BYTES; large parts go over REST.
  */
 export const outboundRouter = router({
+  /** The workspace's upload sessions, newest first (filters: pipelineId, connectionId, status). */
+  list: procedure.input(input<outbound.ListOutboundUploadsQuery | undefined>()).query(async ({ ctx, input: query }) => {
+    const page = await outbound.listOutboundUploads(ctx.svc, { actor: ctx.actor, query: query ?? {} });
+    return { data: page.items, pagination: pagination(page) };
+  }),
+  /** A whole JSON or CSV file (text or base64) sent through an outbound pipeline: one session, one part, completed. */
+  sendFile: procedure
+    .input(input<outbound.SendOutboundFileInput>())
+    .mutation(({ ctx, input: data }) => outbound.sendOutboundFile(ctx.svc, { actor: ctx.actor, input: data })),
   create: procedure
     .input(input<outbound.CreateOutboundUploadInput>())
     .mutation(({ ctx, input: data }) => outbound.createOutboundUpload(ctx.svc, { actor: ctx.actor, input: data })),

@@ -35,6 +35,13 @@ export const runsRouter = router({
       runs.presentRun(await runs.acknowledgeRun(ctx.svc, { actor: ctx.actor, id, input: { status: "acknowledged" } })),
     ),
   retry: procedure.input(ById).mutation(async ({ ctx, input: { id } }) => runs.presentRun(await runs.retryRun(ctx.svc, { actor: ctx.actor, id }))),
+  /** A new run from the run's original file, under the pipeline's current version or `version`; linked by `reprocessOf`. */
+  reprocess: procedure
+    .input(input<{ id: string } & runs.ReprocessRunInput>())
+    .mutation(async ({ ctx, input: raw }) => {
+      const { id, ...data } = ById.loose().parse(raw);
+      return runs.presentRun(await runs.reprocessRun(ctx.svc, { actor: ctx.actor, id, input: data }));
+    }),
   delta: procedure
     .input(input<delta.DeltaQuery>())
     .query(({ ctx, input: query }) => delta.getRunDelta(ctx.svc, { actor: ctx.actor, query: (query ?? {}) as Record<string, unknown> })),

@@ -25,4 +25,10 @@ export const schemasRouter = router({
     return schemas.inferSchema(ctx.svc, { actor: ctx.actor, sample, input: rest, signal });
   }),
   delete: procedure.input(ById).mutation(({ ctx, input: { id } }) => schemas.deleteSchema(ctx.svc, { actor: ctx.actor, id })),
+  /** Checks a definition as a save would and stores nothing; the first problem comes back as data (an editor asks on every change). */
+  check: procedure
+    .input(input<schemas.CheckSchemaInput>())
+    .mutation(({ ctx, input: data }) => schemas.checkSchemaDefinition(ctx.svc, { actor: ctx.actor, input: data })),
+  /** The pipelines that validate rows against the schema. */
+  pipelines: procedure.input(ById).query(({ ctx, input: { id } }) => schemas.schemaPipelines(ctx.svc, { actor: ctx.actor, id })),
 });

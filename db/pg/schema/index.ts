@@ -4,6 +4,7 @@ export * from "./sftp-servers";
 export * from "./connections";
 export * from "./schemas";
 export * from "./pipelines";
+export * from "./pipeline-versions";
 export * from "./webhooks";
 export * from "./pipeline-runs";
 export * from "./arrivals";

@@ -37,6 +37,10 @@ export const pipelineRuns = pgTable(
     errorMessage: text("error_message"),
     /** Processing attempts so far (a retry adds one). */
     attempt: integer("attempt").notNull(),
+    /** The pipeline version that processed the run (pipeline_versions); null until it is processed, unless a reprocess named one, and for runs from before versions. */
+    pipelineVersion: integer("pipeline_version"),
+    /** The run this one reprocesses (POST /pipeline-runs/{id}/reprocess): the same original file, a new run. */
+    reprocessOf: text("reprocess_of"),
     /** Set by a transport that must not start the same file twice (e.g. an SFTP path and its mtime). */
     idempotencyKey: text("idempotency_key"),
     processedAt: time("processed_at"),

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, index, json, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { boolean, index, integer, json, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import type { PipelineMappings } from "../../../src/services/pipelines/shapes";
 import { timestamps } from "./columns";
 import { connections } from "./connections";
@@ -23,6 +23,8 @@ export const pipelines = pgTable(
     direction: text("direction").notNull(),
     isActive: boolean("is_active").notNull(),
     mappings: json("mappings").$type<PipelineMappings>().notNull(),
+    /** The current version (pipeline_versions); every change to how files are processed adds one. */
+    version: integer("version").notNull().default(1),
     ...timestamps,
   },
   (t) => [

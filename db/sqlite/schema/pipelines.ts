@@ -23,6 +23,8 @@ export const pipelines = sqliteTable(
     direction: text("direction").notNull(),
     isActive: integer("is_active", { mode: "boolean" }).notNull(),
     mappings: text("mappings", { mode: "json" }).$type<PipelineMappings>().notNull(),
+    /** The current version (pipeline_versions); every change to how files are processed adds one. */
+    version: integer("version").notNull().default(1),
     ...timestamps,
   },
   (t) => [

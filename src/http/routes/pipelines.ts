@@ -6,7 +6,7 @@ import { callPlugin, type HttpOptions, presenter, readsOwnBody } from "../call";
 import { describe, type RouteDescription, type RouteErrors } from "../openapi";
 import { jsonField, readSampleForm } from "../sample-form";
 import { formRef, PreviewForm } from "./sample-doc";
-import { bareList } from "./lists";
+import { bareList, pagedList } from "./lists";
 
 const SAVE_ERRORS: RouteErrors = {
   feature_not_enabled: "aggregated mappings (`sources`) while the workspace's `aggregated-mappings` feature is off (`feature_not_enabled`)",
@@ -44,10 +44,20 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
       {
         detail: doc({
           summary: "Update a pipeline",
-          description: "Members left out keep their value; `mappings` and `webhookIds` replace what was there.",
           body: pipelines.UpdatePipelineInput,
           response: { one: pipelines.Pipeline },
           errors: SAVE_ERRORS,
+        }),
+      },
+    )
+    .get(
+      "/pipelines/:id/versions",
+      async ({ call, params, query }) => pagedList(await pipelines.listPipelineVersions(svc, { ...call, id: params.id, query }), pipelines.presentVersion),
+      {
+        detail: doc({
+          summary: "List a pipeline's versions",
+          query: pipelines.ListPipelineVersionsQuery,
+          response: { pageOf: pipelines.PipelineVersion },
         }),
       },
     )
@@ -65,9 +75,6 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
         detail: {
           ...doc({
             summary: "Preview a pipeline on a sample file (dry run)",
-            description:
-              "`multipart/form-data`: the sample in `file`; optional text fields `mappings` (JSON, as on save) and `schemaId` to try instead of the saved ones, and `limit` " +
-              "(rows returned, default 100, at most 1000). Nothing is stored and no run is made. A file larger than PREVIEW_MAX_BYTES is read up to it (`truncated`).",
             response: { one: pipelines.PipelinePreview },
             errors: { payload_too_large: "the whole request is over MAX_UPLOAD_BYTES (the sample itself is read up to PREVIEW_MAX_BYTES)" },
           }),
@@ -76,6 +83,6 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
       },
     )
     .delete("/pipelines/:id", ({ call, params }) => pipelines.deletePipeline(svc, { ...call, id: params.id }), {
-      detail: doc({ summary: "Delete a pipeline", description: "Its runs stay and report `DELETED PIPELINE`.", response: { one: DeleteResult } }),
+      detail: doc({ summary: "Delete a pipeline", response: { one: DeleteResult } }),
     });
 }

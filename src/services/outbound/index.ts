@@ -5,3 +5,5 @@ export { getOutboundUpload } from "./get-upload";
 export { type PartRows, putOutboundPart } from "./put-part";
 export { partKey, partsPrefix } from "./record";
 export * from "./shapes";
+export { ListOutboundUploadsQuery, listOutboundUploads } from "./list-uploads";
+export { SendOutboundFileInput, sendOutboundFile } from "./send-file";

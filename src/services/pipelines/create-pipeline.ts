@@ -4,6 +4,7 @@ import type { CallOptions, ServiceContext } from "../context";
 import { linkWebhooks, loadPipeline, type PipelineRecord, type PipelineRow, pipelineConflict } from "./record";
 import { checkMappingGate, checkReferences } from "./references";
 import { CreatePipelineInput, PIPELINE_READ_ONLY } from "./shapes";
+import { recordVersion } from "./versions";
 import { fieldsOf, recordAudit } from "../audit";
 
 export async function createPipeline(
@@ -24,6 +25,7 @@ export async function createPipeline(
     direction: input.direction,
     isActive: input.isActive,
     mappings: input.mappings,
+    version: 1,
     createdAt: now,
     updatedAt: now,
   };
@@ -31,6 +33,7 @@ export async function createPipeline(
     .tx(async (w) => {
       await checkReferences(ctx, w, { workspaceId, ...input, webhookIds });
       await w.insert(ctx.db.t.pipelines).values(row);
+      await recordVersion(ctx, w, { row, reason: "created", changes: { fields: [] }, by: opts.actor });
       await recordAudit(ctx, w, opts.actor, { workspaceId, action: "pipeline.create", resourceType: "pipeline", resourceId: row.id, fields: fieldsOf(input) });
       // Without webhooks the record is the row as inserted: nothing to read back (a round trip on Postgres).
       if (webhookIds.length === 0) return { row, webhooks: [] };

@@ -138,6 +138,7 @@ export function presentPipeline(rec: PipelineRecord): Pipeline {
     clientId: r.connectionId,
     schemaId: r.schemaId,
     direction: r.direction as Pipeline["direction"],
+    version: r.version,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };

@@ -204,7 +204,7 @@ export const UpdatePipelineInput = z
 export type UpdatePipelineInput = z.input<typeof UpdatePipelineInput>;
 
 /** Response members a client may send back unchanged; ignored on input. */
-export const PIPELINE_READ_ONLY = ["id", "workspaceId", "createdAt", "updatedAt", "webhooks"] as const;
+export const PIPELINE_READ_ONLY = ["id", "workspaceId", "createdAt", "updatedAt", "webhooks", "version"] as const;
 
 export const ListPipelinesQuery = PageQuery.extend({
   clientId: Id.optional(),
@@ -228,6 +228,9 @@ export const Pipeline = z
     schemaId: z.string(),
     direction: DirectionShape,
     webhooks: z.array(WebhookRef).optional().meta({ description: "Present only when webhooks are linked." }),
+    version: z.number().int().meta({
+      description: "The current version: 1 at creation, one more for each change of the mappings, the schemaId or the schema's definition (GET /pipelines/{id}/versions).",
+    }),
     createdAt: z.date(),
     updatedAt: z.date(),
   })

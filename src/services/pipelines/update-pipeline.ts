@@ -1,14 +1,17 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { parseInput, withoutReadOnly } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { linkWebhooks, loadPipeline, loadPipelineRow, type PipelineRecord, type PipelineRow, pipelineConflict } from "./record";
 import { checkMappingGate, checkReferences } from "./references";
 import { type Direction, PIPELINE_READ_ONLY, UpdatePipelineInput } from "./shapes";
 import { fieldsOf, recordAudit } from "../audit";
+import { recordVersion, versionChanges } from "./versions";
 
 /**
  * Partial update: members left out keep their value, and so do the members
- * of `mappings` left out; `webhookIds` replaces the links.
+ * of `mappings` left out; `webhookIds` replaces the links. A change of the
+ * mappings or the schema makes a new version; a rename, (de)activation,
+ * connection, direction or webhook change does not.
  */
 export async function updatePipeline(
   ctx: ServiceContext,
@@ -46,7 +49,18 @@ export async function updatePipeline(
         webhookIds,
         direction: next.direction as Direction,
       });
-      await w.update(p).set(next).where(eq(p.id, cur.id));
+      // Only what changes how files are processed makes a version (docs/decisions/pipeline-versions.md).
+      const changes = versionChanges(cur, next);
+      if (changes.fields.length === 0) await w.update(p).set(next).where(eq(p.id, cur.id));
+      else {
+        // Counted in the database: two changes racing each get their own number.
+        const [moved] = await w
+          .update(p)
+          .set({ ...next, version: sql`${p.version} + 1` })
+          .where(eq(p.id, cur.id))
+          .returning({ version: p.version });
+        await recordVersion(ctx, w, { row: { ...next, version: moved!.version }, reason: "updated", changes, by: opts.actor });
+      }
       await recordAudit(ctx, w, opts.actor, { workspaceId, action: "pipeline.update", resourceType: "pipeline", resourceId: cur.id, fields: fieldsOf(input) });
       if (webhookIds) await linkWebhooks(ctx, w, next, webhookIds);
       return loadPipeline(ctx, { workspaceId, id: cur.id }, w);

@@ -22,6 +22,36 @@ export async function schemaForEngine(ctx: ServiceContext, pipeline: Pick<Pipeli
   return schema ?? null;
 }
 
+/** What a run is processed with: one version of its pipeline (docs/decisions/pipeline-versions.md). */
+export interface VersionForEngine {
+  version: number;
+  mappings: PipelineMappings;
+  schema: SchemaRow;
+}
+
+/**
+ * Version `version` (default the current one) of a pipeline, as stored: its
+ * mappings and its schema's definition as they were. Null when it cannot be
+ * had: no such version, or (for a pipeline whose current version was never
+ * stored) no schema any more.
+ */
+export async function versionForEngine(
+  ctx: ServiceContext,
+  pipeline: Pick<PipelineRow, "id" | "workspaceId" | "version" | "mappings" | "schemaId">,
+  version: number = pipeline.version,
+): Promise<VersionForEngine | null> {
+  const v = ctx.db.t.pipelineVersions;
+  const [snap] = await ctx.db.read
+    .select({ mappings: v.mappings, schemaId: v.schemaId, schemaUpdatedAt: v.schemaUpdatedAt, definition: v.schemaDefinition })
+    .from(v)
+    .where(and(eq(v.pipelineId, pipeline.id), eq(v.version, version)));
+  if (snap) return { version, mappings: snap.mappings, schema: { id: snap.schemaId, updatedAt: snap.schemaUpdatedAt, definition: snap.definition } };
+  if (version !== pipeline.version) return null;
+  // Every pipeline's versions are written with it and by the migration; this is a safety net, not a path.
+  const schema = await schemaForEngine(ctx, pipeline);
+  return schema ? { version, mappings: pipeline.mappings, schema } : null;
+}
+
 /**
  * The engine's request for a run, built the same way whether the run's job
  * asks (processRun) or the file is still arriving (startRun, where the pool

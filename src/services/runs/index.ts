@@ -9,3 +9,4 @@ export { DELETED_PIPELINE, presentRun, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord
 export { retryRun } from "./retry-run";
 export { type RunBody, type StartRunOptions, startRun } from "./start-run";
 export * from "./shapes";
+export { reprocessRun } from "./reprocess-run";

@@ -5,7 +5,7 @@ import type { ServiceContext } from "../context";
 import { deliverRun, PermanentDeliveryError } from "../delivery";
 import { enqueueRunEvent } from "../run-events";
 import { connectionPgp } from "../connections/pgp-keys";
-import { engineRequest, schemaForEngine } from "./engine-request";
+import { engineRequest, versionForEngine } from "./engine-request";
 import { reportProgress } from "./progress";
 import { loadRunRow, publishStatus, type RunRow } from "./record";
 
@@ -70,17 +70,20 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
       metadata: { timings: { queuedMs, totalMs: queuedMs + elapsed(started) } },
     });
   }
-  const schema = await schemaForEngine(ctx, pipeline);
-  if (!schema) {
+  // The version a reprocess named, else the pipeline's current one (docs/decisions/pipeline-versions.md).
+  const used = await versionForEngine(ctx, pipeline, row.pipelineVersion ?? pipeline.version);
+  if (!used) {
     return finish(ctx, row, {
       status: "failed",
-      errorMessage: `schema '${pipeline.schemaId}' of pipeline '${pipeline.name}' no longer exists; point the pipeline at a schema and retry the run`,
+      errorMessage: `version ${row.pipelineVersion ?? pipeline.version} of pipeline '${pipeline.name}' cannot be read (its schema '${pipeline.schemaId}' no longer exists); point the pipeline at a schema and retry the run`,
       metadata: { timings: { queuedMs, totalMs: queuedMs + elapsed(started) } },
     });
   }
+  const { schema, mappings } = used;
+  const pipelineVersion = used.version;
 
   const outbound = row.direction === "outbound";
-  const request = engineRequest(ctx, row, pipeline, schema);
+  const request = engineRequest(ctx, row, { mappings }, schema);
   const pgp = await connectionPgp(ctx, row);
   if (pgp.inbound && !outbound) request.pgp = pgp.inbound;
   const outputFormat = request.outputFormat;
@@ -113,13 +116,14 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
       errorMessage: outcome.errorMessage ?? "the file could not be processed",
       metadata,
       schemaId: schema.id,
+      pipelineVersion,
       rejectsKey: outcome.rejects?.key ?? null,
     });
   }
   if (outbound && outcome.processed) {
     // Written to the connection's destination before the run says `delivered` (src/services/delivery).
     try {
-      metadata.delivery = await deliverRun(ctx, row, { key: outcome.processed.key, format: outputFormat, pgp: pipeline.mappings.options.pgpEncrypt ? pgp : undefined });
+      metadata.delivery = await deliverRun(ctx, row, { key: outcome.processed.key, format: outputFormat, pgp: mappings.options.pgpEncrypt ? pgp : undefined });
     } catch (e) {
       // Storage or the customer's server failing: the queue tries again with backoff, and the run fails after the last attempt with this message.
       if (!(e instanceof PermanentDeliveryError)) {
@@ -131,6 +135,7 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
         errorMessage: e.message,
         metadata,
         schemaId: schema.id,
+      pipelineVersion,
         processedKey: outcome.processed.key,
         rejectsKey: outcome.rejects?.key ?? null,
       });
@@ -141,6 +146,7 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
     errorMessage: null,
     metadata,
     schemaId: schema.id,
+    pipelineVersion,
     processedKey: outcome.processed?.key ?? null,
     rejectsKey: outcome.rejects?.key ?? null,
   });
@@ -151,6 +157,8 @@ interface Finish {
   errorMessage: string | null;
   metadata: RunMetadata;
   schemaId?: string;
+  /** The pipeline version the run was processed with. */
+  pipelineVersion?: number;
   processedKey?: string | null;
   rejectsKey?: string | null;
 }
@@ -169,6 +177,7 @@ async function finish(ctx: ServiceContext, row: RunRow, f: Finish): Promise<RunS
     processedKey: f.processedKey ?? null,
     rejectsKey: f.rejectsKey ?? null,
     schemaId: f.schemaId ?? row.schemaId,
+    pipelineVersion: f.pipelineVersion ?? row.pipelineVersion,
     updatedAt: now,
   };
   const ended = await ctx.db.tx(async (w) => {

@@ -96,6 +96,8 @@ export function presentRun(rec: RunRecord, version: ApiVersion = LATEST_VERSION)
     isPipelineDeleted: deleted,
     client: { name: rec.connectionName ?? r.connectionName },
   };
+  if (r.pipelineVersion != null) out.pipelineVersion = r.pipelineVersion;
+  if (r.reprocessOf != null) out.reprocessOf = r.reprocessOf;
   if (r.errorMessage != null) out.errorMessage = r.errorMessage;
   if (r.processedAt != null) out.processedAt = r.processedAt;
   return out;

@@ -26,6 +26,8 @@ export async function retryRun(ctx: ServiceContext, opts: CallOptions & { id: st
         processedAt: null,
         processedKey: null,
         rejectsKey: null,
+        // Processed with the pipeline as it is now, whatever version the earlier attempt used.
+        pipelineVersion: null,
         metadata: restarted(cur.row),
         updatedAt: ctx.clock.now(),
       })

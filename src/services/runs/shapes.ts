@@ -82,6 +82,10 @@ export const PipelineRun = z
     errorMessage: z.string().optional().meta({ description: "Present when the run failed." }),
     processedAt: z.date().optional().meta({ description: "Present once processing ended." }),
     schemaId: z.string(),
+    pipelineVersion: z.number().int().optional().meta({
+      description: "The pipeline version the run was processed with (GET /pipelines/{id}/versions); present once processed, or from the start when a reprocess named it.",
+    }),
+    reprocessOf: z.string().optional().meta({ description: "The run whose original file this run reprocesses (POST /pipeline-runs/{id}/reprocess)." }),
     pipelineId: z.string(),
     pipelineName: z.string().meta({ description: "`DELETED PIPELINE` once the pipeline is deleted." }),
     isPipelineDeleted: z.boolean(),
@@ -89,6 +93,19 @@ export const PipelineRun = z
   })
   .meta({ id: "PipelineRun" });
 export type PipelineRun = z.output<typeof PipelineRun>;
+
+/** `POST /pipeline-runs/{id}/reprocess`: the version to process under; the pipeline's current one when left out. */
+export const ReprocessRunInput = z
+  .strictObject({
+    version: z
+      .number({ error: "must be a whole number" })
+      .int("must be a whole number")
+      .min(1, "must be at least 1")
+      .optional()
+      .meta({ description: "A version of the run's pipeline (GET /pipelines/{id}/versions); default the current one." }),
+  })
+  .meta({ id: "ReprocessRunInput" });
+export type ReprocessRunInput = z.input<typeof ReprocessRunInput>;
 
 /** The job payload of `run.process`; checked on every claim, since jobs outlive the code that enqueued them. */
 export const ProcessRunPayload = z.object({

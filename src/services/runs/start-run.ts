@@ -12,7 +12,7 @@ import { streamed } from "../shared/streamed";
 import type { Speculation } from "../../engine/types";
 import type { PipelineRow } from "../pipelines/record";
 import { isArchiveName, splitArchive } from "./archive";
-import { engineRequest, type RunForEngine, schemaForEngine } from "./engine-request";
+import { engineRequest, type RunForEngine, versionForEngine } from "./engine-request";
 import { pipelineForFiles } from "./pipeline-for-files";
 import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "./record";
 import type { ProcessRunPayload } from "./shapes";
@@ -47,6 +47,8 @@ export interface StartRunOptions {
   by?: Actor;
   /** A member of a zip archive: the archive's run and the member's path in it (metadata.archive). */
   archive?: { runId: string; filename: string; member: string };
+  /** The file is an earlier run's original, processed again under this pipeline version (reprocessRun). */
+  reprocess?: { runId: string; version: number };
 }
 
 /**
@@ -104,7 +106,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
   // so the ~40 ms pause would idle both (6% of the 1M-row run), and `streamed` already bounded the upload's garbage.
   if (!early && stored.size >= COLLECT_AFTER_BYTES) fullGC();
   // Other doors count their bytes where the file is received (a file there may start several runs).
-  if (opts.source === "upload") ctx.metrics.bytesReceived("upload", stored.size);
+  if (opts.source === "upload" && !opts.reprocess) ctx.metrics.bytesReceived("upload", stored.size);
 
   // A zip archive: each member the pipeline reads becomes its own run through this same door; the archive's run only records them.
   const archive = isArchiveName(filename) && pipeline.direction === "inbound" && !opts.archive;
@@ -153,6 +155,9 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     metadata,
     errorMessage: null,
     attempt: 1,
+    // Null: the version current when it is processed; a reprocess names its own.
+    pipelineVersion: opts.reprocess?.version ?? null,
+    reprocessOf: opts.reprocess?.runId ?? null,
     idempotencyKey: opts.idempotencyKey ?? null,
     processedAt: archive ? now : null,
     createdAt: now,
@@ -163,7 +168,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     await ctx.db.tx(async (w) => {
       await w.insert(ctx.db.t.pipelineRuns).values(row);
       if (!archive) await ctx.queue.enqueue(w, { name: RUN_JOB, payload, key: runJobKey(id, 1), maxAttempts: RUN_JOB_ATTEMPTS });
-      if (opts.by) await recordAudit(ctx, w, opts.by, { workspaceId, action: "run.create", resourceType: "run", resourceId: id, fields: ["file"] });
+      if (opts.by) await recordAudit(ctx, w, opts.by, { workspaceId, ...auditOf(opts), resourceType: "run", resourceId: id });
     });
   } catch (e) {
     early?.cancel(e instanceof Error ? e : new Error(String(e)));
@@ -188,8 +193,13 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
  */
 async function speculate(ctx: ServiceContext, run: RunForEngine, pipeline: PipelineRow, expectedBytes: number): Promise<Speculation | null> {
   if (!ctx.engine.speculate || run.direction !== "inbound") return null;
-  const schema = await schemaForEngine(ctx, pipeline);
-  return schema ? ctx.engine.speculate(engineRequest(ctx, run, pipeline, schema), expectedBytes) : null;
+  const used = await versionForEngine(ctx, pipeline);
+  return used ? ctx.engine.speculate(engineRequest(ctx, run, used, used.schema), expectedBytes) : null;
+}
+
+/** A new run's audit record: an upload creates a run; a reprocess names the run it reprocesses and the version. */
+function auditOf(opts: StartRunOptions): { action: string; fields: string[] } {
+  return opts.reprocess ? { action: "run.reprocess", fields: ["reprocessOf", "version"] } : { action: "run.create", fields: ["file"] };
 }
 
 export async function findByIdempotencyKey(ctx: ServiceContext, workspaceId: string, key: string): Promise<RunRecord | null> {

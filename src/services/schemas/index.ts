@@ -7,3 +7,4 @@ export { updateSchema } from "./update-schema";
 export * from "./shapes";
 export { inferSchema } from "./infer-schema";
 export * from "./infer-shapes";
+export { type CheckSchemaInput, checkSchemaDefinition, type SchemaCheck, schemaPipelines } from "./check-schema";

@@ -1,10 +1,12 @@
-import { eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
+import type { Writer } from "../../../db/client";
 import { parseInput, withoutReadOnly } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { checkDefinition } from "./definition";
 import { loadSchema, type SchemaRow, schemaConflict } from "./record";
 import { UpdateSchemaInput, SCHEMA_READ_ONLY } from "./shapes";
-import { fieldsOf, recordAudit } from "../audit";
+import { type ChangedBy, fieldsOf, recordAudit } from "../audit";
+import { recordVersion } from "../pipelines/versions";
 
 export async function updateSchema(
   ctx: ServiceContext,
@@ -26,8 +28,26 @@ export async function updateSchema(
       };
       name = next.name;
       await w.update(s).set(next).where(eq(s.id, cur.id));
+      if (!Bun.deepEquals(cur.definition, next.definition)) await newPipelineVersions(ctx, w, cur, opts.actor);
       await recordAudit(ctx, w, opts.actor, { workspaceId: cur.workspaceId, action: "schema.update", resourceType: "schema", resourceId: cur.id, fields: fieldsOf(input) });
       return next;
     })
     .catch((e) => schemaConflict(e, name));
+}
+
+/**
+ * A new definition changes how every pipeline validating against the schema
+ * processes files: each gets a new version holding it (a rename or a new
+ * description does not; docs/decisions/pipeline-versions.md).
+ */
+async function newPipelineVersions(ctx: ServiceContext, w: Writer, schema: SchemaRow, by: ChangedBy): Promise<void> {
+  const p = ctx.db.t.pipelines;
+  const moved = await w
+    .update(p)
+    .set({ version: sql`${p.version} + 1`, updatedAt: ctx.clock.now() })
+    .where(and(eq(p.schemaId, schema.id), eq(p.workspaceId, schema.workspaceId)))
+    .returning({ id: p.id, workspaceId: p.workspaceId, version: p.version, mappings: p.mappings, schemaId: p.schemaId });
+  for (const row of moved) {
+    await recordVersion(ctx, w, { row, reason: "schemaUpdated", changes: { fields: ["schema.definition"] }, by });
+  }
 }
