@@ -195,6 +195,9 @@ class PgJobQueue implements JobQueue {
     this.o.log.error({ reason, pool: poolId, restarts: this.state.restarts }, "job runner stopped unexpectedly; restarting it");
     void (async () => {
       await run.dispose();
+      // A task of the stopped pool that has not returned is abandoned: the replay unlocks its job, which runs again.
+      for (const j of this.inHand.values()) j.controller.abort(new Error("job runner stopped: job handed back"));
+      this.inHand.clear();
       for (let attempt = 0; !this.stopping; attempt++) {
         await new Promise((r) => setTimeout(r, Math.min(RESTART_MAX_MS, RESTART_BASE_MS * 2 ** attempt)));
         if (this.stopping) return;
@@ -362,6 +365,26 @@ class PgJobQueue implements JobQueue {
     void this.holdLiveness();
   }
 
+  /**
+   * A claim whose reply was lost (the connection reset between the server's
+   * commit and the answer) leaves a job locked by this live pool with no task
+   * running it; graphile unlocks such a job only after 4 hours. One locked
+   * longer than the take-over grace, not in hand and with no decided outcome
+   * is unlocked here, its attempt given back (it never ran).
+   */
+  private async unlockOrphans(): Promise<void> {
+    const pool = this.poolId!;
+    const locked = await this.sql<{ id: string }[]>`
+      select id::text from graphile_worker.jobs
+      where locked_by = ${pool} and locked_at < now() - ${this.takeoverMs}::int * interval '1 millisecond'`;
+    const orphans = locked.map((j) => j.id).filter((id) => !this.inHand.has(id) && !this.ledger.decidedBy(id, pool));
+    for (const id of orphans) {
+      await this.sql`update graphile_worker._private_jobs set locked_by = null, locked_at = null, attempts = greatest(attempts - 1, 0)
+        where id = ${id}::bigint and locked_by = ${pool} and job_queue_id is null`;
+    }
+    if (orphans.length > 0) this.o.log.warn({ jobs: orphans }, "unlocked jobs claimed by this worker whose claim reply was lost");
+  }
+
   private async dropLiveness(): Promise<void> {
     const live = this.live;
     this.live = null;
@@ -383,6 +406,7 @@ class PgJobQueue implements JobQueue {
     try {
       // Lost with its connection and not yet taken again (database down?): retry before judging others.
       if (!this.lockHeld) await this.holdLiveness();
+      await this.unlockOrphans();
       const stale = await this.sql<{ locked_by: string }[]>`
         select distinct locked_by from graphile_worker.jobs
         where locked_by is not null and locked_by <> ${this.poolId}

@@ -14,6 +14,8 @@ import { asError } from "./run-job";
 
 /** After its pool shut down, how long a runner's own promise is awaited before the runner is taken for stopped. */
 const SETTLE_MS = 2_000;
+/** A pool whose shutdown began is taken for stopped after this long even if a task in hand has not returned. */
+const SHUTDOWN_BOUND_MS = 10_000;
 /** A new connection of graphile's pool that is not made in this time fails (pg waits forever by default). */
 const CONNECT_TIMEOUT_MS = 5_000;
 
@@ -44,7 +46,7 @@ export interface GraphileRunOptions {
  *   and its release waits for ever (graphile-worker 0.17/0.18 `batch()`), so a
  *   supervisor waiting on `runner.promise` alone never restarts it. `stopped`
  *   also settles once the pool's graceful shutdown is over (every task in hand
- *   has returned), and the pool is then ended here.
+ *   has returned, or 10 s passed), and the pool is then ended here.
  */
 export class GraphileRun {
   /** Settles with the reason once the runner stopped, for whatever cause; never rejects. */
@@ -68,6 +70,10 @@ export class GraphileRun {
     const poolDown = new Promise<string>((resolve) => (shutDown = resolve));
     const events: WorkerEvents = new EventEmitter();
     events.on("pool:create", ({ workerPool }) => o.onPool(workerPool));
+    events.on("pool:gracefulShutdown", () => {
+      // A task that never returns (a query on a connection that never answers) would hold the shutdown for ever.
+      setTimeout(() => shutDown(`the job runner's pool did not finish shutting down in ${SHUTDOWN_BOUND_MS / 1000} s`), SHUTDOWN_BOUND_MS).unref();
+    });
     events.on("pool:gracefulShutdown:complete", () => shutDown("the job runner's pool shut down"));
     events.on("pool:gracefulShutdown:error", ({ error }) => shutDown(`the job runner's pool shut down: ${asError(error).message}`));
     events.on("pool:fatalError", ({ error, action }) => o.log.warn({ err: asError(error), action }, "job runner could not record an outcome; its pool stops"));
