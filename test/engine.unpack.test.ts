@@ -110,16 +110,20 @@ describe("packed files in stripes", () => {
   test("which requests are unpacked, and under which name", () => {
     expect(plainName("orders.csv.gz.pgp")).toBe("orders.csv");
     expect(plainName("orders.tsv.GZ")).toBe("orders.tsv");
-    const always = () => true;
-    const req = request(t, "orders.csv.gz", MAPPINGS, SCHEMA);
-    expect(mayUnpack(req, always)).toBe(true);
-    expect(mayUnpack({ ...req, filename: "orders.csv" }, always)).toBe(false);
+    const always = (_: ProcessRequest) => true;
+    const req = { ...request(t, "orders.csv.gz", MAPPINGS, SCHEMA), size: 2_000_000 };
+    const unpacked = (r: ProcessRequest, may = always) => mayUnpack(r, may, 8_000_000);
+    expect(unpacked(req)).toBe(true);
+    // A quarter of a plain file's threshold; without a size, one worker reads it.
+    expect(unpacked({ ...req, size: 1_999_999 })).toBe(false);
+    expect(unpacked({ ...req, size: undefined })).toBe(false);
+    expect(unpacked({ ...req, filename: "orders.csv" })).toBe(false);
     // OpenPGP without the keys: one worker fails the run saying which setting to set.
-    expect(mayUnpack({ ...req, filename: "orders.csv.gz.pgp" }, always)).toBe(false);
-    expect(mayUnpack({ ...req, filename: "orders.csv.gz.pgp", pgp: keys }, always)).toBe(true);
+    expect(unpacked({ ...req, filename: "orders.csv.gz.pgp" })).toBe(false);
+    expect(unpacked({ ...req, filename: "orders.csv.gz.pgp", pgp: keys })).toBe(true);
     // S3 has no temp folder; a plain file the stripes could not read stays whole.
-    expect(mayUnpack({ ...req, storage: { kind: "s3", bucket: "b", region: "r" } }, always)).toBe(false);
-    expect(mayUnpack(req, (r) => r.filename !== "orders.csv")).toBe(false);
+    expect(unpacked({ ...req, storage: { kind: "s3", bucket: "b", region: "r" } })).toBe(false);
+    expect(unpacked(req, (r) => r.filename !== "orders.csv")).toBe(false);
   });
 
   test("gzip: the same processed file, rejects, counts and input as one worker, and the temp file is gone", async () => {

@@ -33,15 +33,20 @@ export function plainRequest(req: ProcessRequest): ProcessRequest {
   return { ...req, filename: plainName(req.filename), pgp: undefined, size: undefined };
 }
 
+/** CSV inflates about fourfold from `gzip -1` (more at higher levels): a packed file is read in stripes from a quarter of a plain file's `minSplitBytes`. */
+const PACKED_SPLIT_SHARE = 4;
+
 /**
  * Whether `req`'s original is unpacked to a temp file and read in stripes:
- * a packed name (a packed file named otherwise is read whole, as before),
- * a store with a temp folder (the local one), the keys when the name says
- * OpenPGP (without them one worker fails the run saying which to set), and
- * a plain file the stripes could read (`mayStripe`, the pool's rule).
+ * a packed name (a packed file named otherwise is read whole, as before) of
+ * a known size, at least `minSplitBytes / 4`, a store with a temp folder
+ * (the local one), the keys when the name says OpenPGP (without them one
+ * worker fails the run saying which to set), and a plain file the stripes
+ * could read (`mayStripe`, the pool's rule).
  */
-export function mayUnpack(req: ProcessRequest, mayStripe: (req: ProcessRequest) => boolean): boolean {
+export function mayUnpack(req: ProcessRequest, mayStripe: (req: ProcessRequest) => boolean, minSplitBytes: number): boolean {
   if (req.storage.kind !== "local" || !PACKED_NAME.test(req.filename)) return false;
+  if (req.size === undefined || req.size < minSplitBytes / PACKED_SPLIT_SHARE) return false;
   let name = req.filename;
   for (; PACKED_NAME.test(name); name = name.replace(PACKED_NAME, "")) if (PGP_LAYER.test(name) && !req.pgp) return false;
   return mayStripe(plainRequest(req));
@@ -84,7 +89,7 @@ class PlainFile implements GrowingFile {
  * a wrong key), a Striped whose commit answers the failed outcome with the
  * message one worker would have given, without reading it again.
  */
-export async function stripeUnpacked(req: ProcessRequest, store: ObjectStore, stripe: StripeAs, progress?: EngineProgress): Promise<Striped | null> {
+export async function stripeUnpacked(req: ProcessRequest, store: ObjectStore, stripe: StripeAs, progress?: EngineProgress, signal?: AbortSignal): Promise<Striped | null> {
   const files = store.files;
   if (!files) return null;
   const started = performance.now();
@@ -125,6 +130,15 @@ export async function stripeUnpacked(req: ProcessRequest, store: ObjectStore, st
     }
   });
   worker.addEventListener("error", (event) => file.update(() => (file.failed ??= new Error((event as ErrorEvent).message || "the unpacking worker failed"))));
+  // The write descriptor is closed only once the worker is gone: closed before, its number could be reused by another file that a last write would land in.
+  const exited = new Promise<void>((resolve) =>
+    worker.addEventListener("close", () => {
+      if (file.size === null) file.update(() => (file.failed ??= new Error("the unpacking worker stopped")));
+      resolve();
+    }),
+  );
+  const onAbort = () => file.update(() => (file.failed ??= new Error("aborted")));
+  signal?.addEventListener("abort", onAbort, { once: true });
   worker.postMessage({ req, fd: writeFd } satisfies UnpackRequest);
 
   // The stripes count plain bytes; the run's progress counts the original's (the part of it whose rows are read).
@@ -140,9 +154,10 @@ export async function stripeUnpacked(req: ProcessRequest, store: ObjectStore, st
     if (closed) return;
     closed = true;
     clearInterval(timer);
+    signal?.removeEventListener("abort", onAbort);
     worker.terminate();
     closeSync(readFd);
-    closeSync(writeFd);
+    void exited.then(() => closeSync(writeFd));
   };
 
   let striped: Striped | null;
