@@ -14,7 +14,7 @@ builder.queryFields((t) => ({
       limit: t.arg.int(),
       resourceType: t.arg.string({ description: "e.g. connection, pipeline, webhook, apiKey." }),
       resourceId: t.arg.id(),
-      actor: t.arg.string({ description: "An API key's id, or `cli`." }),
+      actor: t.arg.string({ description: "An API key's id, a person's id (`user_...`), or `cli`." }),
       action: t.arg.string({ description: "e.g. `pipeline.update`." }),
       from: t.arg.string({ description: "Records at or after (ISO 8601 date or date-time)." }),
       to: t.arg.string({ description: "Records at or before; a date alone covers that whole day." }),

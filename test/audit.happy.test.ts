@@ -3,21 +3,11 @@ import { purgeAuditEvents } from "../src/services/audit";
 import { createKey } from "../src/services/keys/create-key";
 import { revokeKey } from "../src/services/keys/revoke-key";
 import { setFeature } from "../src/services/workspaces/update-workspace";
+import type { AuditRecord } from "./helpers/audit";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { createPipeline, startUpload } from "./helpers/runs";
 
-interface Event {
-  id: string;
-  action: string;
-  resourceType: string;
-  resourceId: string;
-  fields: string[];
-  actor: { type: string; id?: string; name?: string };
-  surface: string;
-  address?: string;
-  requestId?: string;
-  createdAt: string;
-}
+type Event = AuditRecord;
 
 describe("the audit log", () => {
   let h: Harness;

@@ -3,8 +3,8 @@ import { THROTTLE } from "../src/services/people/throttle";
 import { authenticate } from "../src/services/keys/authenticate";
 import { Harness } from "./helpers/harness";
 import { createPipeline, ITEMS_CSV } from "./helpers/runs";
+import { ORIGIN, sessionCall, type SessionCallOptions } from "./helpers/sessions";
 
-const ORIGIN = "http://localhost:3000";
 let h: Harness;
 
 beforeAll(async () => {
@@ -14,28 +14,7 @@ afterAll(async () => {
   await h.close();
 });
 
-interface Call {
-  status: number;
-  body: any;
-  cookie: string | null;
-  setCookie: string | null;
-}
-
-/** A tRPC call over HTTP as the dashboard makes it: the cookie, and the Origin on mutations. */
-async function call(path: string, opts: { input?: unknown; cookie?: string | null; origin?: string | null; query?: boolean; key?: string } = {}): Promise<Call> {
-  const headers: Record<string, string> = {};
-  if (opts.cookie) headers.cookie = `fps_session=${opts.cookie}`;
-  if (opts.key) headers["x-api-key"] = opts.key;
-  const res = opts.query
-    ? await h.request("GET", `/trpc/${path}${opts.input === undefined ? "" : `?input=${encodeURIComponent(JSON.stringify(opts.input))}`}`, { headers })
-    : await h.request("POST", `/trpc/${path}`, {
-        headers: { ...headers, ...(opts.origin === null ? {} : { origin: opts.origin ?? ORIGIN }) },
-        body: opts.input ?? {},
-      });
-  const setCookie = res.headers.get("set-cookie");
-  const m = setCookie ? /fps_session=([^;]*)/.exec(setCookie) : null;
-  return { status: res.status, body: res.body, cookie: m ? m[1]! : null, setCookie };
-}
+const call = (path: string, opts: SessionCallOptions = {}) => sessionCall(h, path, opts);
 
 const SIGNUP = { workspaceName: "Northwind", name: "Nora Ops", email: "nora@northwind-trading.com", password: "correct horse battery" };
 

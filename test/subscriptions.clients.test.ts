@@ -5,9 +5,9 @@ import { type Client, createClient } from "graphql-ws";
 import type { GraphqlSocketData } from "../graphql/ws";
 import type { AppRouter } from "../trpc/router";
 import { newId } from "../src/domain/ids";
-import { Harness, type TestWorkspace } from "./helpers/harness";
+import type { Harness, TestWorkspace } from "./helpers/harness";
 import { FetchEventSource } from "./helpers/event-source";
-import { pipelineOf, runEvent, runOf, serve } from "./helpers/live";
+import { closeLive, type LiveWorld, liveWorld, subscribers as liveSubscribers, runEvent, until } from "./helpers/live";
 
 /**
  * Live run updates through the official client packages, configured as their
@@ -26,25 +26,16 @@ let owner: TestWorkspace;
 let pipe = "";
 let run = "";
 
+let world: LiveWorld;
+
 beforeAll(async () => {
-  h = await Harness.start({ startJobs: false });
-  owner = await h.workspace({ name: "Owner" });
-  pipe = await pipelineOf(h, owner, "A");
-  run = await runOf(h, owner, pipe, "a.csv");
-  server = serve(h);
+  world = await liveWorld();
+  ({ h, server, owner, pipeA: pipe, runA1: run } = world);
 });
 
-afterAll(async () => {
-  server.stop(true);
-  await h.close();
-});
+afterAll(() => closeLive(world));
 
-const subscribers = () => (h.svc.events as unknown as { subscribers: number }).subscribers;
-async function until(cond: () => boolean, what: string, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  while (!cond() && Date.now() < deadline) await Bun.sleep(20);
-  if (!cond()) throw new Error(`timed out waiting for ${what}`);
-}
+const subscribers = () => liveSubscribers(h);
 afterEach(async () => {
   await until(() => subscribers() === 0, "every subscription to end");
 });

@@ -4,9 +4,9 @@ import { type Client, createClient } from "graphql-ws";
 import type { GraphqlSocketData } from "../graphql/ws";
 import { createKey } from "../src/services/keys/create-key";
 import { revokeKey } from "../src/services/keys/revoke-key";
-import { Harness, type TestWorkspace } from "./helpers/harness";
+import type { Harness, TestWorkspace } from "./helpers/harness";
 import { Reader, sseMessages } from "./helpers/events";
-import { attached, pipelineOf, runEvent, runOf, serve } from "./helpers/live";
+import { attached, closeLive, type LiveWorld, liveWorld, subscribers as liveSubscribers, pipelineOf, runEvent, runOf, until } from "./helpers/live";
 
 /**
  * GraphQL subscriptions to run updates over graphql-ws (WebSocket on
@@ -37,24 +37,18 @@ const RUN_UPDATED = `subscription($runId: ID, $pipelineId: ID) {
   }
 }`;
 
+let world: LiveWorld;
+
 beforeAll(async () => {
-  // Without jobs the runs stay as the tests put them.
-  h = await Harness.start({ startJobs: false });
-  owner = await h.workspace({ name: "Owner" });
-  other = await h.workspace({ name: "Other" });
-  pipeA = await pipelineOf(h, owner, "A");
+  world = await liveWorld();
+  ({ h, server, owner, other, pipeA, runA1, otherPipe, runOther } = world);
   pipeB = await pipelineOf(h, owner, "B");
-  otherPipe = await pipelineOf(h, other, "X");
-  runA1 = await runOf(h, owner, pipeA, "a1.csv");
   runA2 = await runOf(h, owner, pipeB, "a2.csv");
-  runOther = await runOf(h, other, otherPipe, "x.csv");
-  server = serve(h);
 });
 
 afterAll(async () => {
   for (const c of clients) await c.dispose();
-  server.stop(true);
-  await h.close();
+  await closeLive(world);
 });
 
 const wsUrl = () => `ws://127.0.0.1:${server.port}/graphql`;
@@ -74,12 +68,7 @@ const withHeaderKey = (key: string) =>
     }
   };
 
-const subscribers = () => (h.svc.events as unknown as { subscribers: number }).subscribers;
-
-async function until(cond: () => boolean, what: string) {
-  for (let i = 0; i < 200 && !cond(); i++) await Bun.sleep(10);
-  if (!cond()) throw new Error(`timed out waiting for ${what}`);
-}
+const subscribers = () => liveSubscribers(h);
 
 /** Subscribes over WebSocket and waits until events published from now on reach it. */
 async function wsSubscribe(ws: TestWorkspace, variables: Record<string, unknown> = {}, marker = { runId: runA1, pipelineId: pipeA }) {

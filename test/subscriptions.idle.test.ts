@@ -2,9 +2,9 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Server } from "bun";
 import type { GraphqlSocketData } from "../graphql/ws";
 import { SSE_PING_MS } from "../trpc/init";
-import { Harness, type TestWorkspace } from "./helpers/harness";
+import type { Harness, TestWorkspace } from "./helpers/harness";
 import { Reader, type SseMessage, sseMessages } from "./helpers/events";
-import { attached, pipelineOf, runEvent, runOf, serve } from "./helpers/live";
+import { attached, closeLive, type LiveWorld, liveWorld, runEvent } from "./helpers/live";
 
 /**
  * A subscription over SSE that sees no update for longer than Bun.serve's
@@ -22,18 +22,14 @@ let owner: TestWorkspace;
 let pipe = "";
 let run = "";
 
+let world: LiveWorld;
+
 beforeAll(async () => {
-  h = await Harness.start({ startJobs: false });
-  owner = await h.workspace({ name: "Owner" });
-  pipe = await pipelineOf(h, owner, "A");
-  run = await runOf(h, owner, pipe, "a.csv");
-  server = serve(h);
+  world = await liveWorld();
+  ({ h, server, owner, pipeA: pipe, runA1: run } = world);
 });
 
-afterAll(async () => {
-  server.stop(true);
-  await h.close();
-});
+afterAll(() => closeLive(world));
 
 /** Every SSE message until the stream ends or `ms` pass; `ended` says which. */
 async function drain(reader: Reader<SseMessage>, ms: number): Promise<{ messages: SseMessage[]; ended: boolean }> {

@@ -3,9 +3,9 @@ import type { Server } from "bun";
 import { TRPCError } from "@trpc/server";
 import type { GraphqlSocketData } from "../graphql/ws";
 import { createCaller } from "../trpc/router";
-import { Harness, type TestWorkspace } from "./helpers/harness";
+import type { Harness, TestWorkspace } from "./helpers/harness";
 import { Reader, type SseMessage, sseMessages } from "./helpers/events";
-import { attached, pipelineOf, runEvent, runOf, serve } from "./helpers/live";
+import { attached, closeLive, type LiveWorld, liveWorld, subscribers as liveSubscribers, runEvent, runOf, until } from "./helpers/live";
 
 /**
  * The tRPC subscription `runs.onUpdate`: in process (createCaller) and over
@@ -26,28 +26,17 @@ let runA2 = "";
 let otherPipe = "";
 let runOther = "";
 
+let world: LiveWorld;
+
 beforeAll(async () => {
-  h = await Harness.start({ startJobs: false });
-  owner = await h.workspace({ name: "Owner" });
-  other = await h.workspace({ name: "Other" });
-  pipeA = await pipelineOf(h, owner, "A");
-  otherPipe = await pipelineOf(h, other, "X");
-  runA1 = await runOf(h, owner, pipeA, "a1.csv");
+  world = await liveWorld();
+  ({ h, server, owner, other, pipeA, runA1, otherPipe, runOther } = world);
   runA2 = await runOf(h, owner, pipeA, "a2.csv");
-  runOther = await runOf(h, other, otherPipe, "x.csv");
-  server = serve(h);
 });
 
-afterAll(async () => {
-  server.stop(true);
-  await h.close();
-});
+afterAll(() => closeLive(world));
 
-const subscribers = () => (h.svc.events as unknown as { subscribers: number }).subscribers;
-async function until(cond: () => boolean, what: string) {
-  for (let i = 0; i < 200 && !cond(); i++) await Bun.sleep(10);
-  if (!cond()) throw new Error(`timed out waiting for ${what}`);
-}
+const subscribers = () => liveSubscribers(h);
 const wire = (v: unknown): Any => JSON.parse(JSON.stringify(v));
 
 describe("in process (createCaller)", () => {

@@ -6,8 +6,8 @@ import type { GraphqlSocketData } from "../graphql/ws";
 import { createEventBus } from "../src/adapters/events";
 import { createLogger } from "../src/logger";
 import { Reader } from "./helpers/events";
-import { Harness, type TestWorkspace } from "./helpers/harness";
-import { attached, runEvent, serve } from "./helpers/live";
+import type { Harness, TestWorkspace } from "./helpers/harness";
+import { attached, closeLive, liveService, runEvent } from "./helpers/live";
 import { createPipeline, ITEMS_CSV, startUpload } from "./helpers/runs";
 import { testDialect } from "./helpers/database";
 
@@ -30,16 +30,12 @@ const RUN_UPDATED = `subscription($pipelineId: ID) {
 }`;
 
 beforeAll(async () => {
-  h = await Harness.start();
+  ({ h, server } = await liveService({ startJobs: true }));
   ws = await h.workspace();
   pipelineId = (await createPipeline(h, ws)).pipeline.id;
-  server = serve(h);
 });
 
-afterAll(async () => {
-  server.stop(true);
-  await h.close();
-});
+afterAll(() => closeLive({ h, server }));
 
 async function subscribe() {
   const client = createClient({ url: `ws://127.0.0.1:${server.port}/graphql`, webSocketImpl: WebSocket, connectionParams: { "x-api-key": ws.apiKey }, retryAttempts: 0 });

@@ -416,6 +416,7 @@ describe("another workspace's ids", () => {
     "pipelines.update": () => ({ id: theirs.pipeline, data: { isActive: false, webhookIds: [] } }),
     "pipelines.delete": () => ({ id: theirs.pipeline }),
     "pipelines.preview": () => ({ id: theirs.pipeline, data: { sample: { filename: "a.csv", text: "sku\nA-1\n" } } }),
+    "pipelines.previewDraft": () => ({ schemaId: theirs.schema, sample: { filename: "a.csv", text: "sku\nA-1\n" } }),
     "pipelines.versions": () => ({ id: theirs.pipeline }),
     "webhooks.get": () => ({ id: theirs.webhook }),
     "webhooks.update": () => ({ id: theirs.webhook, data: { url: "https://evil.example.com" } }),
@@ -471,7 +472,7 @@ describe("another workspace's ids", () => {
 
   test.each(Object.keys(BY_ID))("%s: NOT_FOUND in process, 404 over HTTP", async (path) => {
     const input = BY_ID[path]!();
-    const id = (input as { id: string }).id;
+    const id = (input as { id?: string; schemaId?: string }).id ?? (input as { schemaId: string }).schemaId;
     const e = await callerError(ws, path, input);
     expect(e.code).toBe("NOT_FOUND");
     expect(e.message).toContain(`'${id}' not found`);

@@ -12,6 +12,8 @@ const NAV = [
   ["/settings", "Settings"],
   ["/setup/connections", "Connections"],
   ["/setup/schemas", "Schemas"],
+  ["/setup/pipelines", "Pipelines"],
+  ["/setup/documents", "Documents"],
   ["/setup/webhooks", "Webhooks"],
   ["/setup/notifications", "Notifications"],
   ["/setup/outbound", "Outbound"],

@@ -11,6 +11,7 @@ import { RunPage } from "./pages/run";
 import { firstRunsPage, RunsConsole } from "./pages/runs";
 import { Settings } from "./pages/settings";
 import { Upload } from "./pages/upload";
+import { pipelinePage } from "./pages/pipelines";
 import { navigate, useLocation } from "./router";
 import { setupPage } from "./pages/setup-routes";
 import { errorCode, trpc } from "./trpc";
@@ -55,7 +56,7 @@ function App() {
   else if (path === "/members") page = <Members session={session} />;
   else if (path === "/keys") page = <Keys session={session} />;
   else if (path === "/settings") page = <Settings session={session} />;
-  else page = setupPage(path) ?? page;
+  else page = setupPage(path) ?? pipelinePage(path) ?? page;
   return (
     <Layout session={session} onSessionChange={() => qc.invalidateQueries()}>
       {page}

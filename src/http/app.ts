@@ -112,7 +112,7 @@ export function createHttpApp(
     .all("/graphql", ({ request }) => mounts.graphql(request), { parse: "none" })
     .all("/trpc/*", ({ request }) => mounts.trpc(request), { parse: "none" })
     // Before the REST routes: their key check is global to routes mounted after them, and a signed link needs no key.
-    .use(dashboardRoutes(svc.log))
+    .use(dashboardRoutes(svc.log, svc.storageConfig))
     .use(storageRoutes(svc))
     .use(connectionRoutes(svc, http))
     .use(arrivalRoutes(svc, http))

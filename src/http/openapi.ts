@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { ErrorCode } from "../domain/errors";
 import { LATEST_VERSION, VERSIONS } from "../domain/versions";
 import { HTTP_STATUS } from "./errors";
+import { type GuideDescriptions, readGuide } from "./openapi-guide";
 import { NamedSchemas, override, schemaRefs } from "./openapi-schemas";
 
 /**
@@ -10,7 +11,8 @@ import { NamedSchemas, override, schemaRefs } from "./openapi-schemas";
  * (`describe()` below), and `buildDocument()` collects them. Named shapes
  * (`.meta({ id })`) become components: responses in zod's "output" form,
  * requests in its "input" form (a member with a default is optional), as
- * docs/decisions/openapi.md explains.
+ * docs/decisions/openapi.md explains. The prose (what an operation does,
+ * what a schema is) comes from the API guide (./openapi-guide.ts).
  */
 type Shape = z.ZodType;
 type Json = Record<string, unknown>;
@@ -39,6 +41,7 @@ export type RouteErrors = Partial<Record<ErrorCode, string>>;
 export interface RouteDescription {
   summary: string;
   tags: string[];
+  /** Only until the API guide describes the operation (docs/guide, ./openapi-guide.ts): the guide's text replaces it. */
   description?: string;
   /** A JSON body (named shape; described in its input form). */
   body?: Shape;
@@ -167,7 +170,7 @@ function withPathErrors(responses: Record<string, Json>, idParams: string[]): Re
   return { ...responses, 404: { description, content: errorContent() } };
 }
 
-export function buildDocument(routes: DocumentedRoute[], info: { publicUrl: string; version: string }): Json {
+export function buildDocument(routes: DocumentedRoute[], info: { publicUrl: string; version: string }, guide: GuideDescriptions = readGuide()): Json {
   const named = new NamedSchemas();
   const paths: Record<string, Record<string, Json>> = {};
   const bodies = new Set<string>();
@@ -180,8 +183,10 @@ export function buildDocument(routes: DocumentedRoute[], info: { publicUrl: stri
     const body = (r.detail.requestBody as { $ref?: string } | undefined)?.$ref;
     if (body?.startsWith(REQUEST_BODIES)) bodies.add(body.slice(REQUEST_BODIES.length));
     paths[path] ??= {};
+    const described = guide.operations.get(`${r.method.toUpperCase()} ${path}`);
     paths[path][r.method.toLowerCase()] = {
       ...r.detail,
+      ...(described ? { description: described.text } : {}),
       operationId: `${r.method.toLowerCase()}${path.replace(/[{}]/g, "").replace(/[/-](\w)/g, (_, c: string) => c.toUpperCase())}`,
       parameters: [...pathParams, { $ref: "#/components/parameters/ServiceVersion" }, ...existing],
       responses: withPathErrors(r.detail.responses as Record<string, Json>, params.filter((p) => /id$/i.test(p))),
@@ -197,7 +202,10 @@ export function buildDocument(routes: DocumentedRoute[], info: { publicUrl: stri
     for (const id of schemaRefs(all[pending.pop()!])) if (!used.has(id)) used.add(id), pending.push(id);
   }
   const schemas: Record<string, Json> = {};
-  for (const [id, schema] of Object.entries(all)) if (used.has(id)) schemas[id] = schema;
+  for (const [id, schema] of Object.entries(all)) {
+    const described = guide.schemas.get(id);
+    if (used.has(id)) schemas[id] = described ? { ...schema, description: described.text } : schema;
+  }
 
   return {
     openapi: "3.1.0",

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { Elysia } from "elysia";
+import type { StorageConfig } from "../adapters/storage/port";
 import { AppError } from "../domain/errors";
 import type { Logger } from "../logger";
 
@@ -95,7 +96,11 @@ ${js.join("\n")}
 }
 
 /** GET / and the dashboard's other pages (the same HTML), and its assets under /assets/, cached for good (names carry their hash). */
-export function dashboardRoutes(log: Logger) {
+/** The pipelines (mapping editor) and documents pages, under /setup/ as /pipelines and /documents are the REST API's. */
+DASHBOARD_PATHS.push("/setup/pipelines", "/setup/pipelines/new", "/setup/pipelines/:id", "/setup/documents");
+
+export function dashboardRoutes(log: Logger, storage?: StorageConfig) {
+  const csp = `default-src 'self'; connect-src ${["'self'", ...(storage ? linkOrigins(storage) : [])].join(" ")}; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'`;
   let bundle: Promise<Bundle> | null = null;
   const get = () => {
     bundle ??= buildBundle(log).catch((e) => {
@@ -123,7 +128,7 @@ export function dashboardRoutes(log: Logger) {
       async ({ set }) => {
         set.headers["content-type"] = "text/html; charset=utf-8";
         set.headers["cache-control"] = "no-cache";
-        set.headers["content-security-policy"] = "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'";
+        set.headers["content-security-policy"] = csp;
         set.headers["x-frame-options"] = "DENY";
         return (await get()).html;
       },
@@ -131,4 +136,19 @@ export function dashboardRoutes(log: Logger) {
     );
   }
   return app;
+}
+
+/**
+ * Where presigned links point, which the documents page PUTs files to and
+ * the browser must be allowed to reach: the service's PUBLIC_URL (local
+ * store) or the bucket's host (S3, which also needs a CORS rule allowing
+ * PUT from the dashboard's origin and exposing ETag; docs/decisions/dashboard.md).
+ */
+export function linkOrigins(storage: StorageConfig): string[] {
+  if (storage.kind === "local") return [new URL(storage.publicUrl).origin];
+  if (storage.endpoint) {
+    const u = new URL(storage.endpoint);
+    return storage.forcePathStyle ? [u.origin] : [u.origin, `${u.protocol}//${storage.bucket}.${u.host}`];
+  }
+  return [`https://${storage.bucket}.s3.${storage.region}.amazonaws.com`, `https://s3.${storage.region}.amazonaws.com`];
 }

@@ -17,11 +17,11 @@ export interface Listening {
 
 export const MiB = 1024 * 1024;
 
-export async function listeningHarness(env: Record<string, string> = {}): Promise<Listening> {
+export async function listeningHarness(env: Record<string, string> = {}, opts: { startJobs?: boolean } = {}): Promise<Listening> {
   let handle: (r: Request) => Response | Promise<Response> = () => new Response("starting", { status: 503 });
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, maxRequestBodySize: 256 * MiB, fetch: (r) => handle(r) });
   const origin = server.url.origin;
-  const h = await Harness.start({ startJobs: false, env: { PUBLIC_URL: origin, ...env } });
+  const h = await Harness.start({ startJobs: opts.startJobs ?? false, env: { PUBLIC_URL: origin, ...env } });
   handle = (r) => h.service.http.handle(r);
   return {
     h,

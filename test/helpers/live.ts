@@ -5,7 +5,7 @@ import type { RunEvent } from "../../src/adapters/events/port";
 import type { RunStatus } from "../../src/domain/runs";
 import { newId } from "../../src/domain/ids";
 import { startRun } from "../../src/services/runs";
-import type { Harness, TestWorkspace } from "./harness";
+import { Harness, type TestWorkspace } from "./harness";
 import type { Reader } from "./events";
 
 /** A free port on loopback (for a service whose links must name its port before it listens). */
@@ -81,4 +81,47 @@ export async function attached<T>(reader: Reader<T>, publishMarker: (id: string)
     } catch {}
   }
   throw new Error("the subscription never received a marker event");
+}
+
+/** The service on a real port; without jobs unless asked, so that runs stay as a test puts them. */
+export async function liveService(opts: { startJobs?: boolean } = {}): Promise<{ h: Harness; server: Server<GraphqlSocketData> }> {
+  const h = await Harness.start({ startJobs: opts.startJobs ?? false });
+  return { h, server: serve(h) };
+}
+
+export async function closeLive(live: { h: Harness; server: Server<GraphqlSocketData> }): Promise<void> {
+  live.server.stop(true);
+  await live.h.close();
+}
+
+/** What the subscription tests start from: the service without jobs; "Owner" with pipeline A and a pending run, "Other" with pipeline X and one of its own. */
+export interface LiveWorld {
+  h: Harness;
+  server: Server<GraphqlSocketData>;
+  owner: TestWorkspace;
+  other: TestWorkspace;
+  pipeA: string;
+  runA1: string;
+  otherPipe: string;
+  runOther: string;
+}
+
+export async function liveWorld(): Promise<LiveWorld> {
+  const { h, server } = await liveService();
+  const owner = await h.workspace({ name: "Owner" });
+  const other = await h.workspace({ name: "Other" });
+  const pipeA = await pipelineOf(h, owner, "A");
+  const otherPipe = await pipelineOf(h, other, "X");
+  const runA1 = await runOf(h, owner, pipeA, "a1.csv");
+  const runOther = await runOf(h, other, otherPipe, "x.csv");
+  return { h, server, owner, other, pipeA, runA1, otherPipe, runOther };
+}
+
+/** How many subscriptions the service's event bus holds open now. */
+export const subscribers = (h: Harness): number => (h.svc.events as unknown as { subscribers: number }).subscribers;
+
+export async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond() && Date.now() < deadline) await Bun.sleep(10);
+  if (!cond()) throw new Error(`timed out waiting for ${what}`);
 }

@@ -2,9 +2,10 @@ import { z } from "zod";
 import { AppError } from "../../src/domain/errors";
 import { parseInput } from "../../src/domain/validation";
 import { sessionToken } from "../../src/http/credentials";
-import type { Actor } from "../../src/services/context";
+import { currentRequestId } from "../../src/domain/request-context";
+import type { Actor, Origin } from "../../src/services/context";
 import * as people from "../../src/services/people";
-import { input, publicProcedure, procedure, router, type TrpcContext } from "../init";
+import { ById, input, publicProcedure, procedure, router, type TrpcContext } from "../init";
 
 /** Procedures that take nothing: absent, or an empty object. */
 const NoInput = z.strictObject({}).optional();
@@ -20,6 +21,11 @@ function setCookie(ctx: TrpcContext, token: string, expiresAt: Date | null): voi
   ctx.http.resHeaders.append("set-cookie", `${people.SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax; ${life}${secure}`);
 }
 
+/** Where a public call came from, for the audit record of what it changes (a caller's actor carries its own). */
+function originOf(ctx: TrpcContext): Origin {
+  return { surface: "trpc", address: ctx.http?.address ?? null, requestId: currentRequestId() ?? null };
+}
+
 /** Procedures about the person themselves need their session, not an API key. */
 export function personOf(ctx: { actor: Actor; http?: TrpcContext["http"] }): { userId: string; token: string } {
   const token = ctx.http ? sessionToken(ctx.http.request) : null;
@@ -29,27 +35,27 @@ export function personOf(ctx: { actor: Actor; http?: TrpcContext["http"] }): { u
 
 export const accountRouter = router({
   signUp: publicProcedure.input(input<people.SignUpInput>()).mutation(async ({ ctx, input: data }) => {
-    const s = await people.signUp(ctx.svc, data);
+    const s = await people.signUp(ctx.svc, data, { origin: originOf(ctx) });
     setCookie(ctx, s.token, s.expiresAt);
     return { session: s.view, verificationMailed: s.verificationMailed };
   }),
   logIn: publicProcedure.input(input<people.LogInInput>()).mutation(async ({ ctx, input: data }) => {
-    const s = await people.logIn(ctx.svc, data, { address: ctx.http?.address ?? null });
+    const s = await people.logIn(ctx.svc, data, { address: ctx.http?.address ?? null, origin: originOf(ctx) });
     setCookie(ctx, s.token, s.expiresAt);
     return { session: s.view };
   }),
   logOut: publicProcedure.input(input<Record<string, never> | undefined>()).mutation(async ({ ctx, input: data }) => {
     parseInput(NoInput, data);
     const token = ctx.http ? sessionToken(ctx.http.request) : null;
-    if (token) await people.endSession(ctx.svc, { token });
+    if (token) await people.endSession(ctx.svc, { token, origin: originOf(ctx) });
     setCookie(ctx, "", null);
     return { loggedOut: true };
   }),
-  verifyEmail: publicProcedure.input(input<{ token: string }>()).mutation(({ ctx, input: data }) => people.verifyEmail(ctx.svc, data)),
+  verifyEmail: publicProcedure.input(input<{ token: string }>()).mutation(({ ctx, input: data }) => people.verifyEmail(ctx.svc, data, { origin: originOf(ctx) })),
   acceptInvite: publicProcedure
     .input(input<{ token: string; name?: string; password?: string }>())
     .mutation(async ({ ctx, input: data }) => {
-      const s = await people.acceptInvite(ctx.svc, data);
+      const s = await people.acceptInvite(ctx.svc, data, { origin: originOf(ctx) });
       setCookie(ctx, s.token, s.expiresAt);
       return { session: s.view };
     }),
@@ -66,14 +72,22 @@ export const accountRouter = router({
   }),
   me: procedure.query(async ({ ctx }) => (await people.authenticateSession(ctx.svc, { token: personOf(ctx).token })).view),
   switchWorkspace: procedure.input(input<{ workspaceId: string }>()).mutation(({ ctx, input: data }) => {
-    const { userId, token } = personOf(ctx);
+    const { token } = personOf(ctx);
     const { workspaceId } = parseInput(people.WorkspaceIdInput, data);
-    return people.switchWorkspace(ctx.svc, { token, userId, workspaceId });
+    return people.switchWorkspace(ctx.svc, { token, actor: ctx.actor, workspaceId });
   }),
+  /** A new password; the person's other sessions end. */
+  changePassword: procedure.input(input<people.ChangePasswordInput>()).mutation(({ ctx, input: data }) =>
+    people.changePassword(ctx.svc, { actor: ctx.actor, token: personOf(ctx).token, address: ctx.http?.address ?? null }, data),
+  ),
+  /** The person's open sessions; `current` marks this one. */
+  sessions: procedure.query(({ ctx }) => people.listSessions(ctx.svc, { actor: ctx.actor, token: personOf(ctx).token })),
+  /** Ends one of the person's own sessions (another device, or this one). */
+  revokeSession: procedure.input(ById).mutation(({ ctx, input: data }) => people.revokeSession(ctx.svc, { actor: ctx.actor, token: personOf(ctx).token }, data)),
   resendVerification: procedure.input(input<Record<string, never> | undefined>()).mutation(async ({ ctx, input: data }) => {
     parseInput(NoInput, data);
     const view = (await people.authenticateSession(ctx.svc, { token: personOf(ctx).token })).view;
     if (view.person.emailVerified) throw new AppError("conflict", "email: is verified already");
-    return people.resendVerification(ctx.svc, { email: view.person.email });
+    return people.resendVerification(ctx.svc, { email: view.person.email, actor: ctx.actor });
   }),
 });

@@ -13,10 +13,10 @@ export const keysRouter = router({
     requireAdmin(ctx.actor, "creating API keys");
     // The workspace is the caller's: the input may name only what the key is.
     const own = parseInput(CreateKeyInput.omit({ workspaceId: true }).strict(), data ?? {});
-    return createKey(ctx.svc, { ...own, workspaceId: ctx.actor.workspaceId });
+    return createKey(ctx.svc, { ...own, workspaceId: ctx.actor.workspaceId }, ctx.actor);
   }),
   revoke: procedure.input(ById).mutation(({ ctx, input: { id } }) => {
     requireAdmin(ctx.actor, "revoking API keys");
-    return revokeKey(ctx.svc, { keyId: id, workspaceId: ctx.actor.workspaceId });
+    return revokeKey(ctx.svc, { keyId: id, workspaceId: ctx.actor.workspaceId, by: ctx.actor });
   }),
 });

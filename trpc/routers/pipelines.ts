@@ -35,5 +35,10 @@ export const pipelinesRouter = router({
     const { sample, rest } = await sampleAndRest(data, ctx.svc.settings.preview.maxBytes);
     return pipelines.previewPipeline(ctx.svc, { actor: ctx.actor, id, sample, input: rest, signal });
   }),
+  /** The same dry run for a pipeline not saved yet: `schemaId` and `mappings` instead of an id (the mapping editor before its first save). */
+  previewDraft: procedure.input(input<pipelines.PreviewDraftSampleInput>()).mutation(async ({ ctx, input: data, signal }) => {
+    const { sample, rest } = await sampleAndRest(data, ctx.svc.settings.preview.maxBytes);
+    return pipelines.previewDraft(ctx.svc, { actor: ctx.actor, sample, input: rest, signal });
+  }),
   delete: procedure.input(ById).mutation(({ ctx, input: { id } }) => pipelines.deletePipeline(ctx.svc, { actor: ctx.actor, id })),
 });

@@ -12,6 +12,6 @@ export const workspaceRouter = router({
   setDefaultVersion: procedure.input(input<{ version: string | null }>()).mutation(({ ctx, input: data }) => {
     requireAdmin(ctx.actor, "changing the default API version");
     const { version } = parseInput(SetDefaultVersionInput.omit({ workspaceId: true }).strict(), data);
-    return setDefaultVersion(ctx.svc, { workspaceId: ctx.actor.workspaceId, version });
+    return setDefaultVersion(ctx.svc, { workspaceId: ctx.actor.workspaceId, version }, ctx.actor);
   }),
 });

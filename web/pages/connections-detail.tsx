@@ -124,7 +124,8 @@ function DeleteConnection({ connection: c }: { connection: Connection }) {
   const remove = useMutation({
     mutationFn: () => trpc.connections.delete.mutate({ id: c.id }),
     onSuccess: () => {
-      qc.invalidateQueries({ queryKey: ["connections"] });
+      // Dropped, not just marked stale: the list must not show the deleted connection while it refetches.
+      qc.removeQueries({ queryKey: ["connections"] });
       navigate("/setup/connections");
     },
   });

@@ -1,8 +1,9 @@
 import { useQuery } from "@tanstack/react-query";
-import { type DragEvent, useId, useState } from "react";
+import { useState } from "react";
 import { Link } from "../router";
 import { trpc } from "../trpc";
 import { ErrorText, Progress } from "../ui";
+import { DropZone } from "./pipeline-ui";
 
 interface Sent {
   name: string;
@@ -38,9 +39,7 @@ export function Upload() {
   const pipelines = useQuery({ queryKey: ["pipelines"], queryFn: () => trpc.pipelines.list.query({ limit: 100 } as never) });
   const inbound = pipelines.data?.data.filter((p) => p.direction === "inbound") ?? [];
   const [pipelineId, setPipelineId] = useState("");
-  const [over, setOver] = useState(false);
   const [sent, setSent] = useState<Sent[]>([]);
-  const inputId = useId();
   const chosen = pipelineId || inbound[0]?.id || "";
 
   const start = (files: FileList | null) => {
@@ -54,11 +53,7 @@ export function Upload() {
         .catch((e: Error) => update({ error: e.message }));
     }
   };
-  const drop = (e: DragEvent<HTMLElement>) => {
-    e.preventDefault();
-    setOver(false);
-    start(e.dataTransfer.files);
-  };
+
   return (
     <section>
       <h1>Upload a file</h1>
@@ -74,22 +69,9 @@ export function Upload() {
           ))}
         </select>
       </label>
-      <section
-        className={over ? "dropzone over" : "dropzone"}
-        aria-label="Drop zone"
-        onDragOver={(e) => {
-          e.preventDefault();
-          setOver(true);
-        }}
-        onDragLeave={() => setOver(false)}
-        onDrop={drop}
-      >
-        <p>Drop a file here, or</p>
-        <label htmlFor={inputId} className="button-like">
-          Choose a file
-        </label>
-        <input id={inputId} type="file" className="sr-only" onChange={(e) => start(e.target.files)} />
-      </section>
+      <DropZone name="Drop zone" choose="Choose a file" onFiles={start}>
+        Drop a file here, or
+      </DropZone>
       <ul className="uploads">
         {sent.map((s, i) => (
           <li key={i}>

@@ -11,10 +11,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List connections */
+        /**
+         * List connections
+         * @description `GET /connections` lists the workspace's connections as a bare array, with the `X-Total-Count` and `X-Total-Pages` headers; it filters on `type` and on `name` (part of the name, any case).
+         */
         get: operations["getConnections"];
         put?: never;
-        /** Create a connection */
+        /**
+         * Create a connection
+         * @description `POST /connections` makes a connection of one of the kinds above. A hosted one without an `sftpUsername` gets one made from its name (a slug and a short random suffix), unique across the service. Names are unique in the workspace whatever their case (409).
+         */
         post: operations["postConnections"];
         delete?: never;
         options?: never;
@@ -29,20 +35,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a connection */
+        /**
+         * Get a connection
+         * @description `GET /connections/{id}` answers one connection, with `credentialsSet` in place of its credentials.
+         */
         get: operations["getConnectionsId"];
         put?: never;
         post?: never;
         /**
          * Delete a connection
-         * @description Refused with 409 while pipelines use it.
+         * @description `DELETE /connections/{id}` answers `{id, deleted: true}`. A connection that pipelines use cannot be deleted (409).
          */
         delete: operations["deleteConnectionsId"];
         options?: never;
         head?: never;
         /**
          * Update a connection
-         * @description Members left out keep their value; null clears one. `name` is required.
+         * @description `PATCH /connections/{id}` requires `name` and changes only what it sends: a member left out keeps its value, `null` clears an optional one. A changed password, key or allow-list applies to the partner's next login.
          */
         patch: operations["patchConnectionsId"];
         trace?: never;
@@ -58,7 +67,7 @@ export interface paths {
         put?: never;
         /**
          * Test a connection
-         * @description Runs the checks available for the connection's kind and reports each one as passed, failed or skipped.
+         * @description `POST /connections/{id}/test-connection` checks, step by step, what the service will need, and reports each check as `passed`, `failed` or `skipped` (with the reason: a step that cannot run after one that failed); `ok` is true only when all passed. For the customer's own server: `tcp_connect`, `ssh_handshake`, `credentials`, `login`, then each folder (listed, or written and cleaned up where the service will write). For a hosted login: the account and whether the service's SFTP server answers where partners reach it. For an e-mail connection: its address and formats, and whether the service's SMTP server answers.
          */
         post: operations["postConnectionsIdTestConnection"];
         delete?: never;
@@ -77,12 +86,14 @@ export interface paths {
         /**
          * List connections
          * @deprecated
+         * @description The `/clients` routes (`/clients`, `/clients/{id}`, `/clients/{id}/test-connection`) are the `/connections` routes under their old name, with the same bodies and ids. They are served under `2024-09-01` only, answer 410 from its sunset on, and are not served under `2026-05-25`: use `/connections`.
          */
         get: operations["getClients"];
         put?: never;
         /**
          * Create a connection
          * @deprecated
+         * @description The `/clients` routes (`/clients`, `/clients/{id}`, `/clients/{id}/test-connection`) are the `/connections` routes under their old name, with the same bodies and ids. They are served under `2024-09-01` only, answer 410 from its sunset on, and are not served under `2026-05-25`: use `/connections`.
          */
         post: operations["postClients"];
         delete?: never;
@@ -101,6 +112,7 @@ export interface paths {
         /**
          * Get a connection
          * @deprecated
+         * @description The `/clients` routes (`/clients`, `/clients/{id}`, `/clients/{id}/test-connection`) are the `/connections` routes under their old name, with the same bodies and ids. They are served under `2024-09-01` only, answer 410 from its sunset on, and are not served under `2026-05-25`: use `/connections`.
          */
         get: operations["getClientsId"];
         put?: never;
@@ -108,7 +120,7 @@ export interface paths {
         /**
          * Delete a connection
          * @deprecated
-         * @description Refused with 409 while pipelines use it.
+         * @description The `/clients` routes (`/clients`, `/clients/{id}`, `/clients/{id}/test-connection`) are the `/connections` routes under their old name, with the same bodies and ids. They are served under `2024-09-01` only, answer 410 from its sunset on, and are not served under `2026-05-25`: use `/connections`.
          */
         delete: operations["deleteClientsId"];
         options?: never;
@@ -116,7 +128,7 @@ export interface paths {
         /**
          * Update a connection
          * @deprecated
-         * @description Members left out keep their value; null clears one. `name` is required.
+         * @description The `/clients` routes (`/clients`, `/clients/{id}`, `/clients/{id}/test-connection`) are the `/connections` routes under their old name, with the same bodies and ids. They are served under `2024-09-01` only, answer 410 from its sunset on, and are not served under `2026-05-25`: use `/connections`.
          */
         patch: operations["patchClientsId"];
         trace?: never;
@@ -133,7 +145,7 @@ export interface paths {
         /**
          * Test a connection
          * @deprecated
-         * @description Runs the checks available for the connection's kind and reports each one as passed, failed or skipped.
+         * @description The `/clients` routes (`/clients`, `/clients/{id}`, `/clients/{id}/test-connection`) are the `/connections` routes under their old name, with the same bodies and ids. They are served under `2024-09-01` only, answer 410 from its sunset on, and are not served under `2026-05-25`: use `/connections`.
          */
         post: operations["postClientsIdTestConnection"];
         delete?: never;
@@ -151,7 +163,7 @@ export interface paths {
         };
         /**
          * List a connection's arrivals
-         * @description Every file (or e-mail) the connection's transports received, newest first: the runs it started, or why it started none. Filter by `outcome`.
+         * @description Every file that arrives is recorded, whether it started runs or not: `GET /connections/{id}/arrivals` lists the connection's arrivals (files over SFTP, e-mails), newest first, each with its `outcome`, and filters on it.
          */
         get: operations["getConnectionsIdArrivals"];
         put?: never;
@@ -169,12 +181,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List schemas */
+        /**
+         * List schemas
+         * @description `GET /schemas` lists the workspace's schemas, `{data, pagination}`, filtered on `name` (part of the name, any case).
+         */
         get: operations["getSchemas"];
         put?: never;
         /**
          * Create a schema
-         * @description `definition` is checked against the JSON Schema meta-schema; a legacy `fields` array is ignored.
+         * @description `POST /schemas` saves a schema. Its `definition` is checked against the JSON Schema meta-schema (400 naming what breaks it); a legacy `fields` array is ignored. Names are unique in the workspace whatever their case (409).
          */
         post: operations["postSchemas"];
         delete?: never;
@@ -194,7 +209,7 @@ export interface paths {
         put?: never;
         /**
          * Draft a schema from a sample file
-         * @description `multipart/form-data`: the sample in `file`, and optionally `options` (JSON, as a pipeline's mappings.options). Answers a JSON Schema `definition` ready for POST /schemas, a suggested `fieldMappings` and the evidence per column. Nothing is stored. A file larger than PREVIEW_MAX_BYTES is read up to it (`truncated`).
+         * @description `POST /schemas/infer` reads a sample as a preview does (form field `file`; `options` as JSON, as a pipeline's `mappings.options`, to say how to read it) and answers a `definition` ready for `POST /schemas`, a suggested `fieldMappings` (each source column to a normalized target name) and the evidence per column (values, empties, distinct values, examples). Each column gets the most specific type all its values pass (integer, number, boolean, date, date-time, email, uri, string), `required` when never empty, an `enum` for text with few distinct values (at most 10, each seen about twice), and `maxLength`. Nothing is stored; a sample larger than `PREVIEW_MAX_BYTES` is read up to it (`truncated`).
          */
         post: operations["postSchemasInfer"];
         delete?: never;
@@ -210,18 +225,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a schema */
+        /**
+         * Get a schema
+         * @description `GET /schemas/{id}` answers one schema.
+         */
         get: operations["getSchemasId"];
         put?: never;
         post?: never;
         /**
          * Delete a schema
-         * @description Refused with 409 while pipelines use it.
+         * @description `DELETE /schemas/{id}` answers `{id, deleted: true}`. A schema that pipelines use cannot be deleted (409).
          */
         delete: operations["deleteSchemasId"];
         options?: never;
         head?: never;
-        /** Update a schema */
+        /**
+         * Update a schema
+         * @description `PATCH /schemas/{id}` changes only what it sends; a new `definition` is checked as on create and applies to the next run of every pipeline that uses the schema.
+         */
         patch: operations["patchSchemasId"];
         trace?: never;
     };
@@ -232,10 +253,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List pipelines */
+        /**
+         * List pipelines
+         * @description `GET /pipelines` lists the workspace's pipelines as a bare array, with the `X-Total-Count` and `X-Total-Pages` headers, filtered on `clientId` (or `connectionId`), `connectionName` (part of the name, any case; `clientName` is its old alias), `direction` and `isActive`.
+         */
         get: operations["getPipelines"];
         put?: never;
-        /** Create a pipeline */
+        /**
+         * Create a pipeline
+         * @description `POST /pipelines` needs `name`, `clientId` (the connection) and `schemaId`; `direction` is `inbound` (default) or `outbound` (outbound.md); `isActive` defaults to true; `webhookIds` links webhooks; `mappings` says how rows are read, mapped and validated (below). Names are unique in the workspace whatever their case (409).
+         */
         post: operations["postPipelines"];
         delete?: never;
         options?: never;
@@ -250,20 +277,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a pipeline */
+        /**
+         * Get a pipeline
+         * @description `GET /pipelines/{id}` answers one pipeline with its `mappings` in full.
+         */
         get: operations["getPipelinesId"];
         put?: never;
         post?: never;
         /**
          * Delete a pipeline
-         * @description Its runs stay and report `DELETED PIPELINE`.
+         * @description `DELETE /pipelines/{id}` answers `{id, deleted: true}`. The pipeline's runs stay, reported as `DELETED PIPELINE`.
          */
         delete: operations["deletePipelinesId"];
         options?: never;
         head?: never;
         /**
          * Update a pipeline
-         * @description Members left out keep their value; `mappings` and `webhookIds` replace what was there.
+         * @description `PATCH /pipelines/{id}` changes only what it sends, down to the members of `mappings` (`{"mappings": {"options": {...}}}` keeps the field mappings and validations); `webhookIds` replaces the list of linked webhooks.
          */
         patch: operations["patchPipelinesId"];
         trace?: never;
@@ -277,7 +307,7 @@ export interface paths {
         };
         /**
          * List a pipeline's versions
-         * @description Newest first. A version is made at creation and by each change of the mappings, the schemaId or the schema's definition; each says what changed, who changed it and when. A run's `pipelineVersion` names the one it was processed with.
+         * @description A pipeline has a `version`: 1 when created, one more for each change of its mappings (field mappings, options, validations), of its `schemaId`, or of its schema's definition; a rename, `isActive`, the connection, the direction or the webhooks make none. `GET /pipelines/{id}/versions` lists them newest first (paged), each with what changed (`changes.fields`, the field mappings added, removed and changed by target, the options and validations changed by name, the schema before and after), `createdBy` (the key or the person, as the audit log names them), `createdAt` and the mappings and schema it processes with. A run names the version that processed it (`pipelineVersion`), and can be processed again under any of them (fix-and-resend.md).
          */
         get: operations["getPipelinesIdVersions"];
         put?: never;
@@ -299,7 +329,7 @@ export interface paths {
         put?: never;
         /**
          * Preview a pipeline on a sample file (dry run)
-         * @description `multipart/form-data`: the sample in `file`; optional text fields `mappings` (JSON, as on save) and `schemaId` to try instead of the saved ones, and `limit` (rows returned, default 100, at most 1000). Nothing is stored and no run is made. A file larger than PREVIEW_MAX_BYTES is read up to it (`truncated`).
+         * @description `POST /pipelines/{id}/preview` takes a sample file (`multipart/form-data`, field `file`) and answers what a run would make of it; nothing is stored and no run is made. The answer: what was `detected` (format, encoding, delimiter, header row, sheet or record path), the source `columns`, the first `limit` rows (default 100, at most 1000) with `inputRow`, the row `source` as read, the mapped `row` and its `errors`, the `counts` over the whole sample, the `header` check (mapped columns the header lacks, header columns nothing reads) and `run`: whether a run would complete or fail, and with what message. A file larger than `PREVIEW_MAX_BYTES` (4 MiB) is read up to it, and the answer says `truncated`; send the other form fields before `file`, since the service stops reading the form at the limit.
          */
         post: operations["postPipelinesIdPreview"];
         delete?: never;
@@ -317,7 +347,7 @@ export interface paths {
         };
         /**
          * List pipeline runs across pipelines
-         * @description Newest first. `connectionName` (or its deprecated alias `clientName`) matches part of the connection's name, any case.
+         * @description `GET /pipeline-runs` lists the workspace's runs, newest first; filters `pipelineId`, `status`, `direction`, `clientId`, `connectionName` (part of the connection's name, any case; `clientName` is its old alias), `from` and `to` (creation time, inclusive; a date alone is a whole day, UTC).
          */
         get: operations["getPipelineRuns"];
         put?: never;
@@ -337,7 +367,7 @@ export interface paths {
         };
         /**
          * List one pipeline's runs
-         * @description Runs of a deleted pipeline stay listed, with `pipelineName: DELETED PIPELINE`.
+         * @description `GET /pipeline-runs/pipeline/{pipelineId}` lists one pipeline's runs with the same filters; the runs of a deleted pipeline stay listed, with `pipelineName: DELETED PIPELINE`.
          */
         get: operations["getPipelineRunsPipelinePipelineId"];
         put?: never;
@@ -355,7 +385,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a pipeline run */
+        /**
+         * Get a pipeline run
+         * @description A run carries `filename`, `size`, `mimetype`, `path`, `status`, `errorMessage` (once failed), `processedAt`, `pipelineName`, `client.name`, `pipelineVersion` (once processed), `reprocessOf` (a reprocessed run), and `metadata`: `rows {total, valid, invalid, skipped, quarantined}`, `errors` (the first invalid rows: `inputRow`, the data row's number from 1 as a spreadsheet shows it, header not counted, `field`, `message`), `input {format, encoding, gzip}`, `output {format, size, rows}`, `rejects {size, rows}` when rows were quarantined, `timings {queuedMs, processMs, totalMs}`, `source` (`upload`, `sftp`, `email`, `outbound`), `attempts` (tries of the processing job), `history` (earlier attempts after a retry), `delivery` (outbound).
+         */
         get: operations["getPipelineRunsId"];
         put?: never;
         post?: never;
@@ -380,7 +413,7 @@ export interface paths {
         head?: never;
         /**
          * Acknowledge a pipeline run
-         * @description Any run, whatever its status, may be acknowledged; `acknowledged` is the only status a client sets.
+         * @description `PATCH /pipeline-runs/{id}/status` takes exactly `{"status": "acknowledged"}`, the one status a client sets; any run may be acknowledged, whatever its status.
          */
         patch: operations["patchPipelineRunsIdStatus"];
         trace?: never;
@@ -396,7 +429,7 @@ export interface paths {
         put?: never;
         /**
          * Retry a failed pipeline run
-         * @description A new attempt of the same run with the pipeline and schema as they are now; only a `failed` run (409 otherwise).
+         * @description `POST /pipeline-runs/{id}/retry` processes a `failed` run again (409 otherwise): the same run and original file, with the pipeline and schema as they are now (fix-and-resend.md).
          */
         post: operations["postPipelineRunsIdRetry"];
         delete?: never;
@@ -416,7 +449,7 @@ export interface paths {
         put?: never;
         /**
          * Reprocess a run's original file as a new run
-         * @description A new run (`pending`) from the run's stored original, processed under the pipeline's current version or the `version` named; it names the run in `reprocessOf`, and the run itself is kept as it is. Compare the two with GET /pipeline-runs/delta. The body is optional.
+         * @description `POST /pipeline-runs/{id}/reprocess` makes a new run (`pending`) from the run's stored original, processed under the pipeline's current version or the `version` named in the optional body (`{"version": n}`); the new run names the first in `reprocessOf`, and the first is kept as it is. 409 when the run's pipeline was deleted or is inactive, when the run has not ended, or when its original is no longer stored; 404 for a `version` the pipeline never had (fix-and-resend.md).
          */
         post: operations["postPipelineRunsIdReprocess"];
         delete?: never;
@@ -436,7 +469,7 @@ export interface paths {
         put?: never;
         /**
          * Start a run with an uploaded file
-         * @description `multipart/form-data` with the file in the field `file`; streamed to storage as it arrives (at most MAX_UPLOAD_BYTES, 413 above). Answers the new run (`pending`). An inactive pipeline is a 409; an outbound pipeline takes its data through outbound uploads (400).
+         * @description `multipart/form-data`, the file in the part named `file`; streamed to storage as it arrives, never held whole. The answer is the new run, `pending`. Files also enter by SFTP, e-mail and outbound uploads; GraphQL and tRPC have no upload (a file is not JSON), but read and act on runs like REST.
          */
         post: operations["postPipelinesIdRuns"];
         delete?: never;
@@ -456,7 +489,7 @@ export interface paths {
         put?: never;
         /**
          * Start an outbound upload
-         * @description Names the connection (`connectionName`, or the deprecated `clientName`; hosted or self-hosted) and one of its pipelines with direction `outbound` (400 otherwise; 409 when inactive). The new session is `initiated` and expires after OUTBOUND_UPLOAD_TTL_SECONDS unless completed. `outputFormat` (overrides `format`) defaults to the outputFilename's extension, else the pipeline's `mappings.options.outputFormat`, else json; `outputFilename` is the exact delivered name (the format's extension appended when it has none); without it the file is delivered as `filename` with the format's extension.
+         * @description `POST /outbound/uploads` starts a session with `connectionName` (or its old alias `clientName`) and `pipelineName` (names, any case), and `totalParts` (1-10,000). The pipeline must be that connection's, outbound (400 otherwise) and active (409); the connection may be hosted or the customer's own server. Optional: `filename` (the combined file, default `upload-<uploadId>.json`), `outputFilename` (the delivered file's exact name; without an extension the format's is added), `outputFormat` (`csv`, `json`, `xml`; else from `outputFilename`'s extension, else the pipeline's `mappings.options.outputFormat`, else `json`).
          */
         post: operations["postOutboundUploads"];
         delete?: never;
@@ -474,7 +507,7 @@ export interface paths {
         };
         /**
          * Get an outbound upload
-         * @description Status (`initiated`, `completed`, `failed`, `expired`), the parts received, `connectionName`, and `runId` once completed.
+         * @description A session is `initiated` until it is `completed` (a run was started: `runId`), `failed` (the pipeline was deleted meanwhile) or `expired` (`OUTBOUND_UPLOAD_TTL_SECONDS`, 24 h, after the start; its parts are deleted). `GET /outbound/uploads/{uploadId}` answers its status, the parts received, `connectionName`, and `runId` once completed.
          */
         get: operations["getOutboundUploadsUploadId"];
         put?: never;
@@ -495,7 +528,7 @@ export interface paths {
         get?: never;
         /**
          * Send one part of an outbound upload
-         * @description The body is a JSON array of row objects, at most OUTBOUND_MAX_PART_BYTES (413 above). Sending a part again replaces it (the last one wins). A part number outside 1..totalParts, or a body that is not an array of objects, is a 400; a session that is no longer `initiated` is a 409.
+         * @description `PUT /outbound/uploads/{uploadId}/parts/{partNumber}` sends one part: a JSON array of row objects (it may be empty), numbered 1 to `totalParts`, in any order. Sending a part again replaces it. A part's body is at most `OUTBOUND_MAX_PART_BYTES` (16 MiB) over REST (GraphQL and tRPC are bounded by `MAX_JSON_BODY_BYTES`: send large parts over REST), all parts together at most `MAX_UPLOAD_BYTES`. A session that is no longer `initiated` takes no more parts (409).
          */
         put: operations["putOutboundUploadsUploadIdPartsPartNumber"];
         post?: never;
@@ -516,7 +549,7 @@ export interface paths {
         put?: never;
         /**
          * Complete an outbound upload
-         * @description `parts` must list every part 1..totalParts once (the count equals totalParts), each received (400 otherwise, nothing started). The parts are combined in part order into one JSON array file, stored, and the pipeline run starts (source `outbound`); it is delivered in the requested format to the connection's destination and ends `delivered`. Completing again answers the same run; it never starts a second one.
+         * @description `POST /outbound/uploads/{uploadId}/complete` lists every part from 1 to `totalParts` once (an `etag` from the part's answer may be added, to be sure the part was not replaced since). A missing part, a count that differs from `totalParts`, a duplicate: 400, and nothing starts. The parts are combined in part order into one JSON array file and the pipeline's run starts (`metadata.source: "outbound"`); it delivers the file in the requested format to the connection's destination and ends `delivered`. Completing again answers the same run: never two.
          */
         post: operations["postOutboundUploadsUploadIdComplete"];
         delete?: never;
@@ -534,7 +567,7 @@ export interface paths {
         };
         /**
          * Link to a run's original file
-         * @description A presigned GET link, usable without the API key until `expiresIn` seconds have passed; an altered or expired link is refused with 403.
+         * @description `GET /files/pipeline-runs/{id}/original` answers a link to the run's file as it was received.
          */
         get: operations["getFilesPipelineRunsIdOriginal"];
         put?: never;
@@ -554,7 +587,7 @@ export interface paths {
         };
         /**
          * Link to a run's processed file
-         * @description A presigned GET link, usable without the API key until `expiresIn` seconds have passed; an altered or expired link is refused with 403. The file is named after the received one (`orders.csv` -> `orders.processed.json`). 409 while the run has no processed file.
+         * @description `GET /files/pipeline-runs/{id}/processed` answers a link to the processed file, named after the original (`orders.csv` -> `orders.processed.json`); 409 while the run has none (still processing, or failed).
          */
         get: operations["getFilesPipelineRunsIdProcessed"];
         put?: never;
@@ -574,7 +607,7 @@ export interface paths {
         };
         /**
          * Link to a run's rejects file
-         * @description A presigned GET link, usable without the API key until `expiresIn` seconds have passed; an altered or expired link is refused with 403. The rows left out of the processed file (onInvalidRow `skip` or `quarantine`): a JSON array, one row a line, each `{inputRow, outcome, errors, row}` with the row as read (`orders.csv` -> `orders.rejects.json`). 404 saying why when the run has none.
+         * @description A run that skipped or quarantined rows keeps them in a rejects file: `GET /files/pipeline-runs/{id}/rejects` (GraphQL `runFileLink(which: rejects)`, tRPC `files.link({which: "rejects"})`) answers a presigned link to it: a JSON array, one object a line, `{"inputRow", "outcome": "skipped" | "quarantined", "errors": [{field, message}], "row": {the row as read}}`. A run without such rows answers 404 saying why (a failed run keeps no rows: fix and send again). `fps get rejects <run>` saves it from a terminal.
          */
         get: operations["getFilesPipelineRunsIdRejects"];
         put?: never;
@@ -596,7 +629,7 @@ export interface paths {
         put?: never;
         /**
          * Search rows of processed files
-         * @description Every listed run must be of the caller's workspace (else 404 naming it). Hits are listed run by run in the order given, then by row. Values match on their text (numbers and booleans as written); without `searchTerm` every row is a hit and `matchingFields` is empty. Runs without a processed JSON file yet are skipped and not counted in `filesSearched`.
+         * @description `POST /files/search` finds rows in the processed files of 1 to 100 runs, each of the caller's workspace (404 naming one that is not). It matches on the text of values (numbers and booleans as written), ignoring case unless `caseSensitive`; `exactMatch` wants the whole value, `fieldName` one field; without `searchTerm` every row is a hit. Hits are listed run by run in the order given, then by row, `offset` and `limit` (at most 1000) at a time. Runs without a processed JSON file yet are skipped and not counted in `filesSearched`.
          */
         post: operations["postFilesSearch"];
         delete?: never;
@@ -614,7 +647,7 @@ export interface paths {
         };
         /**
          * Fetch a processed JSON file
-         * @description By `pipelineRunId`, or by `filename` (the newest processed run of the workspace with that processed or received name). The body is the file itself: a JSON array of the rows, one per line. With `offset` and/or `limit` only those rows are returned, still as a JSON array. The run's id is in the `X-Pipeline-Run-Id` header. 409 while the run has no processed JSON file.
+         * @description `GET /files/json` answers the processed rows themselves, streamed as a JSON array, one row a line: of the run `pipelineRunId`, or of the newest processed run of the workspace whose processed or received file is named `filename`. `offset` and `limit` page the rows. The run's id comes in the `X-Pipeline-Run-Id` header; 409 while the run has no processed JSON file.
          */
         get: operations["getFilesJson"];
         put?: never;
@@ -634,7 +667,7 @@ export interface paths {
         };
         /**
          * Rows added and removed between two runs of one pipeline
-         * @description A whole-record multiset difference: a row of the compare run not in the base is `added`, a row of the base not in the compare is `removed`, so a changed row is one of each. Runs of different pipelines are a 400; a run without a processed JSON file is a 409. `changes` are ordered by rowIndex (removed first at equal index) and paged with `page`/`limit`.
+         * @description `GET /pipeline-runs/delta` compares the processed rows of two runs of one pipeline, `baseRunId` and `compareRunId`, as whole records: a row of the compare run not in the base is `added`, a row of the base not in the compare is `removed`, so a changed row is one of each. Runs of different pipelines are a 400, a run without a processed JSON file a 409. `changes` are ordered by `rowIndex` (removed first at an equal index) and paged with `page` and `limit`.
          */
         get: operations["getPipelineRunsDelta"];
         put?: never;
@@ -656,7 +689,7 @@ export interface paths {
         put?: never;
         /**
          * Get an upload ticket
-         * @description Up to DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES (64 MiB) `mode` is `single`: PUT the whole file to `url` with `headers`. Above it `multipart`: PUT byte range [(n-1)·partSize, n·partSize) to `parts[n-1].url`, keep each reply's ETag, then POST /documents/upload-complete. The object's path is `path`/`filename`; an existing object there is replaced when the upload completes. A file where a folder is (or the reverse) is a 409. Inside a pipeline-backed folder (`inbound` when the connection has an inbound pipeline, `outbound` when it has an outbound one) this needs `force: true` and an admin key: 409 without force, 403 with force and a member key; nothing changes. Paths are relative to the connection's space; `..`, a leading `/`, NUL or control characters and backslashes are a 400 naming the field.
+         * @description `POST /documents/upload-url` `{connectionId, path?, filename, size, contentType?, force?}` answers an upload ticket for `path`/`filename`. Up to `DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES` (64 MiB) its `mode` is `single`: one PUT of the whole file to `url` with `headers`. Above it, `multipart`: PUT bytes [(n-1)·partSize, n·partSize) to `parts[n-1].url`, keep the ETag each PUT answers, then complete the upload. An existing object at the path is replaced when the upload completes; a file where a folder is (or the reverse) is a 409. Inside a pipeline-backed folder it needs `force: true` and an admin key (409 without force, 403 with a member key).
          */
         post: operations["postDocumentsUploadUrl"];
         delete?: never;
@@ -676,7 +709,7 @@ export interface paths {
         put?: never;
         /**
          * Complete a multipart upload
-         * @description Every part, ascending, with the ETag its PUT answered; all but the last at least 5 MiB. The object appears whole, at once. An unknown upload id, or one of another path or connection, is a 404. Inside a pipeline-backed folder (`inbound` when the connection has an inbound pipeline, `outbound` when it has an outbound one) this needs `force: true` and an admin key: 409 without force, 403 with force and a member key; nothing changes.
+         * @description `POST /documents/upload-complete` `{connectionId, path, uploadId, parts: [{partNumber, etag}]}` finishes a multipart upload: every part, ascending, with the ETag its PUT answered; all but the last at least 5 MiB. The object appears whole, at once, and is answered. An unknown upload id, or one of another path or connection, is a 404. Without `uploadId` and `parts` (`{connectionId, path}`) it confirms a single upload: the object is answered, or a 404 when nothing was PUT there; one of the two without the other is a 400. Inside a pipeline-backed folder it needs `force: true` and an admin key (409 without force, 403 with a member key).
          */
         post: operations["postDocumentsUploadComplete"];
         delete?: never;
@@ -696,7 +729,7 @@ export interface paths {
         put?: never;
         /**
          * Abort a multipart upload
-         * @description Removes the parts uploaded so far; the part links stop working. Aborting twice is harmless.
+         * @description `POST /documents/upload-abort` `{connectionId, path, uploadId}` abandons a multipart upload: the parts uploaded so far are removed and their links stop working. Aborting twice is harmless.
          */
         post: operations["postDocumentsUploadAbort"];
         delete?: never;
@@ -714,7 +747,7 @@ export interface paths {
         };
         /**
          * Browse a folder
-         * @description Folders and objects directly inside `path`, in key order, `limit` at a time; pass `nextCursor` back as `cursor`. The root always lists `inbound` and `outbound`. A folder that does not exist is a 404. Paths are relative to the connection's space; `..`, a leading `/`, NUL or control characters and backslashes are a 400 naming the field.
+         * @description `GET /documents?connectionId=&path=&cursor=&limit=` browses a folder: `{connectionId, path, entries, nextCursor}`, the folders and objects directly inside `path` in key order, `limit` (default 100, at most 1000) at a time; pass `nextCursor` back as `cursor`. The root always lists `inbound` and `outbound`; a folder that does not exist is a 404.
          */
         get: operations["getDocuments"];
         put?: never;
@@ -732,13 +765,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An object's metadata */
+        /**
+         * An object's metadata
+         * @description `GET /documents/object?connectionId=&path=` answers an object's metadata: `{path, name, size, etag, contentType, updatedAt, protected}`.
+         */
         get: operations["getDocumentsObject"];
         put?: never;
         post?: never;
         /**
          * Delete an object
-         * @description 404 when there is no object at `path`; its folder stays. Inside a pipeline-backed folder (`inbound` when the connection has an inbound pipeline, `outbound` when it has an outbound one) this needs `force: true` and an admin key: 409 without force, 403 with force and a member key; nothing changes.
+         * @description `DELETE /documents/object?connectionId=&path=` deletes an object (404 when there is none); its folder stays. Inside a pipeline-backed folder it needs `force: true` and an admin key (409 without force, 403 with a member key).
          */
         delete: operations["deleteDocumentsObject"];
         options?: never;
@@ -755,7 +791,7 @@ export interface paths {
         };
         /**
          * Link to download an object
-         * @description A presigned GET link, usable without the API key until `expiresIn` seconds have passed (FILE_LINK_TTL_SECONDS); served as an attachment named after the object.
+         * @description `GET /documents/download-url?connectionId=&path=` answers a link to download the object, `{url, filename, expiresIn, mimetype}`, usable without the key until it expires (`FILE_LINK_TTL_SECONDS`) and served as an attachment named after the object.
          */
         get: operations["getDocumentsDownloadUrl"];
         put?: never;
@@ -777,7 +813,7 @@ export interface paths {
         put?: never;
         /**
          * Create a folder
-         * @description Parents are made as needed; an existing folder answers `created: false`. A file at the path or at a parent is a 409. Inside a pipeline-backed folder (`inbound` when the connection has an inbound pipeline, `outbound` when it has an outbound one) this needs `force: true` and an admin key: 409 without force, 403 with force and a member key; nothing changes. Paths are relative to the connection's space; `..`, a leading `/`, NUL or control characters and backslashes are a 400 naming the field.
+         * @description `POST /documents/folders` `{connectionId, path}` makes a folder, and its parents as needed, answering `{path, created, protected}`; an existing folder answers `created: false`, a file at the path or at a parent is a 409. Inside a pipeline-backed folder it needs `force: true` and an admin key (409 without force, 403 with a member key).
          */
         post: operations["postDocumentsFolders"];
         delete?: never;
@@ -797,7 +833,7 @@ export interface paths {
         put?: never;
         /**
          * Move an object or a folder
-         * @description `to` is the new path itself and must not exist (409); a folder moves with everything in it and cannot move into itself (400). Inside a pipeline-backed folder (`inbound` when the connection has an inbound pipeline, `outbound` when it has an outbound one) this needs `force: true` and an admin key: 409 without force, 403 with force and a member key; nothing changes. Paths are relative to the connection's space; `..`, a leading `/`, NUL or control characters and backslashes are a 400 naming the field.
+         * @description `POST /documents/move` `{connectionId, from, to}` moves an object or a folder with everything in it, answering `{kind, from, to, objects}`. `to` is the new path itself and must not exist (409); a folder cannot move into itself (400). Inside a pipeline-backed folder it needs `force: true` and an admin key (409 without force, 403 with a member key).
          */
         post: operations["postDocumentsMove"];
         delete?: never;
@@ -817,7 +853,7 @@ export interface paths {
         put?: never;
         /**
          * Rename an object or a folder
-         * @description A move within the same folder: `name` is the new last segment (no '/'). Inside a pipeline-backed folder (`inbound` when the connection has an inbound pipeline, `outbound` when it has an outbound one) this needs `force: true` and an admin key: 409 without force, 403 with force and a member key; nothing changes.
+         * @description `POST /documents/rename` `{connectionId, path, name}` is a move within the same folder: `name` is the new last segment (no `/`). Inside a pipeline-backed folder it needs `force: true` and an admin key (409 without force, 403 with a member key).
          */
         post: operations["postDocumentsRename"];
         delete?: never;
@@ -838,7 +874,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a folder and everything in it
-         * @description 404 when there is no such folder. Inside a pipeline-backed folder (`inbound` when the connection has an inbound pipeline, `outbound` when it has an outbound one) this needs `force: true` and an admin key: 409 without force, 403 with force and a member key; nothing changes.
+         * @description `DELETE /documents/folder?connectionId=&path=` deletes a folder and everything in it (404 when there is no such folder). Inside a pipeline-backed folder it needs `force: true` and an admin key (409 without force, 403 with a member key).
          */
         delete: operations["deleteDocumentsFolder"];
         options?: never;
@@ -857,7 +893,7 @@ export interface paths {
         put?: never;
         /**
          * Delete many objects and folders
-         * @description One result per path, in order; a missing or protected path fails on its own line and the others are still deleted. A malformed path refuses the whole request (400 naming `paths[i]`).
+         * @description `POST /documents/bulk-delete` `{connectionId, paths}` deletes up to 1000 objects and folders and answers one result per path, in order: a missing or protected path fails on its own line and the others are still deleted. A malformed path refuses the whole request (400 naming `paths[i]`).
          */
         post: operations["postDocumentsBulkDelete"];
         delete?: never;
@@ -873,12 +909,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhooks */
+        /**
+         * List webhooks
+         * @description `GET /webhooks` lists the workspace's webhooks, `{data, pagination}`, without their secrets; `kind` picks the pipeline webhooks (`WEBHOOK`) or the automation-platform subscriptions (`PIPELINE_RUN_EVENT`, below).
+         */
         get: operations["getWebhooks"];
         put?: never;
         /**
          * Create a webhook
-         * @description The response carries the signing secret; it is never returned again. Loopback, private and link-local targets are refused unless the service allows them.
+         * @description `POST /webhooks` makes a webhook, `{name, url, eventTypes (default: all), isActive (default true), description}`, and answers it with its signing secret (`whsec_...`), once: reads never show it. The `url` must be `http(s)://` and reach a public address: loopback, private, link-local and other special addresses are refused when saved (400) and again at every send (set `WEBHOOK_ALLOW_PRIVATE_TARGETS=true` on a closed network). Redirects are not followed.
          */
         post: operations["postWebhooks"];
         delete?: never;
@@ -896,7 +935,7 @@ export interface paths {
         };
         /**
          * List webhook deliveries
-         * @description Every attempt (first sends, retries, redeliveries) of the workspace, newest first.
+         * @description Every attempt (first sends, retries, redeliveries) is a row in `GET /webhooks/deliveries`, newest first: `attempt`, `trigger` (`automatic` or `manual`), `success`, `statusCode`, `durationMs`, `responseExcerpt`, `error`, `nextAttemptAt`. The list filters on `webhookId`, `pipelineRunId`, `eventId` and `success`.
          */
         get: operations["getWebhooksDeliveries"];
         put?: never;
@@ -918,7 +957,7 @@ export interface paths {
         put?: never;
         /**
          * Redeliver
-         * @description Sends the delivery's event again now, to its webhook as it is now, and answers the new attempt.
+         * @description `POST /webhooks/deliveries/{id}/redeliver` sends that delivery's event again, now, to its webhook as it is now (its current URL and secret), and answers the new row (409 if the webhook is inactive or deleted).
          */
         post: operations["postWebhooksDeliveriesIdRedeliver"];
         delete?: never;
@@ -938,7 +977,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe an automation platform to run events
-         * @description Registers a workspace-level PIPELINE_RUN_EVENT hook (every run event of the workspace) and answers it with its id and signing secret. A target answering 410 is unsubscribed.
+         * @description A subscription is a webhook of kind `PIPELINE_RUN_EVENT` that gets the run events of the **whole workspace** (no pipeline link). Subscribe with the target under `targetUrl` (or `target_url`, `hookUrl`, `hook_url`, `url`); the answer has the `id` to unsubscribe with and the `secret`, once. A target that answers **410 Gone** is unsubscribed at once.
          */
         post: operations["postWebhooksZapierPipelineRunEventsSubscribe"];
         delete?: never;
@@ -959,7 +998,7 @@ export interface paths {
         post?: never;
         /**
          * Unsubscribe an automation platform
-         * @description Removes the PIPELINE_RUN_EVENT hook with the given id, or every one with the given target URL (JSON body or query: id, targetUrl, hookUrl, url).
+         * @description Unsubscribing removes the subscription with the given `id`, or every one with the given target URL; either comes in a JSON body or in the query (`id`, `targetUrl`, `target_url`, `hookUrl`, `hook_url`, `url`).
          */
         delete: operations["deleteWebhooksZapierPipelineRunEventsUnsubscribe"];
         options?: never;
@@ -974,18 +1013,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a webhook */
+        /**
+         * Get a webhook
+         * @description `GET /webhooks/{id}` answers one webhook, without its secret.
+         */
         get: operations["getWebhooksId"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook
-         * @description Unlinks it from every pipeline first; its deliveries stay in the log.
+         * @description `DELETE /webhooks/{id}` unlinks the webhook from every pipeline, then deletes it; its deliveries stay in the log and waiting retries stop.
          */
         delete: operations["deleteWebhooksId"];
         options?: never;
         head?: never;
-        /** Update a webhook */
+        /**
+         * Update a webhook
+         * @description `PATCH /webhooks/{id}` changes only what it sends; a new `url` is checked as on create. A webhook paused with `isActive: false` gets no more attempts, retries included.
+         */
         patch: operations["patchWebhooksId"];
         trace?: never;
     };
@@ -1000,7 +1045,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook's signing secret
-         * @description Answers the new secret, once; the old one stops signing at once.
+         * @description `POST /webhooks/{id}/rotate-secret` answers a new signing secret, once. The old one stops signing at once, for retries of earlier events too.
          */
         post: operations["postWebhooksIdRotateSecret"];
         delete?: never;
@@ -1016,11 +1061,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A connection's notification preferences */
+        /**
+         * A connection's notification preferences
+         * @description `GET /notifications/preferences/{clientId}` answers all of the connection's preferences.
+         */
         get: operations["getNotificationsPreferencesClientId"];
         /**
          * Set a connection's notification preferences
-         * @description Upserts each item on (eventType, channel); pairs not named are left as they are. `recipients` is required and non-empty when `isEnabled` is true and ignored when false. Answers all of the connection's preferences.
+         * @description `PUT /notifications/preferences/{clientId}` (the connection's id) takes `{"preferences": [{eventType, channel, isEnabled, recipients, metadata?}, ...]}`. Each item updates the preference of its (eventType, channel) pair, or creates it; pairs not named stay as they are, and one bad item saves nothing. An enabled preference needs `recipients`, not empty (at most 50, no duplicates); when `isEnabled` is false they are ignored and the stored list is kept, so enabling again needs only the list once more. The answer is all of the connection's preferences.
          */
         put: operations["putNotificationsPreferencesClientId"];
         post?: never;
@@ -1039,7 +1087,7 @@ export interface paths {
         };
         /**
          * Notifications sent, being sent, or failed
-         * @description One record per run event, preference and recipient, newest first: channel, recipient, status, attempts and the last error.
+         * @description `GET /notifications/sends` lists the sends, newest first: one per run event, preference and recipient, with its channel, recipient, status, attempts and last error. Filters: `clientId`, `runId`, `status` (`pending`, `sent`, `failed`), `channel`, `eventType`.
          */
         get: operations["getNotificationsSends"];
         put?: never;
@@ -1059,7 +1107,7 @@ export interface paths {
         };
         /**
          * List audit events
-         * @description Every change (create, update, delete, key create/revoke, acknowledge, retry, redeliver, secret rotation, CLI workspace changes), newest first: who, what (the names of the members changed, never their values), when, from which address, through which surface, and the request id. Admin keys only (403 otherwise). Filters: `resourceType`, `resourceId`, `actor`, `action`, `from`, `to`.
+         * @description `GET /audit-events` lists every change made in the workspace, newest first: creates, updates and deletes, key creation and revocation, acknowledgements, retries, redeliveries, secret rotations, the CLI's workspace changes, and what people do on the dashboard (signing up, logging in and out, invitations, removals). Each record says who (`actor`: an API key, a person, or the CLI), what (`action`, the resource, and the names of the members changed, never their values), when, from which address, through which surface, and the request id. Admin keys only (403 otherwise). Filters: `resourceType`, `resourceId`, `actor` (a key's id, a person's id, or `cli`), `action`, `from`, `to`.
          */
         get: operations["getAuditEvents"];
         put?: never;
@@ -1106,13 +1154,16 @@ export interface components {
          */
         ArrivalOutcome: "started" | "rejected" | "ignored";
         /** @enum {string} */
-        ArrivalTransport: "sftp" | "sftp_poll" | "email";
+        ArrivalTransport: "sftp" | "sftp_poll" | "email" | "documents";
         AuditActor: {
-            /** @enum {string} */
-            type: "key" | "cli";
-            /** @description The API key's id. */
+            /**
+             * @description `key`: an API key; `person`: a person on the dashboard (their session, or signing up, logging in, following a link); `cli`: the admin CLI.
+             * @enum {string}
+             */
+            type: "key" | "person" | "cli";
+            /** @description The API key's id, or the person's id (`user_...`). */
             id?: string;
-            /** @description The API key's name. */
+            /** @description The API key's name, or the person's e-mail address. */
             name?: string;
         };
         /** @description One change: who made it, to what, when, from where and through which surface. */
@@ -1156,6 +1207,7 @@ export interface components {
         };
         /** @enum {string} */
         CheckStatus: "passed" | "failed" | "skipped";
+        /** @description Credentials (`sftpPassword`, `sftpPrivateKey`, `sftpPassphrase`, `awsPassword`) are stored encrypted and never returned: `credentialsSet` lists which are stored. */
         Connection: {
             id: string;
             name: string;
@@ -1310,6 +1362,7 @@ export interface components {
         EmailInbox: {
             inboundAddress: string;
         };
+        /** @description Every REST error has the body `{message, statusCode, error}`; `error` is one of a closed list of codes. For bad input the message starts with the path of the member at fault, and up to five problems are listed, separated by `; `. A request that fails changes nothing. */
         Error: {
             /** @description What went wrong; names the field for bad input. */
             message: string;
@@ -1336,6 +1389,7 @@ export interface components {
             /** @description Targets mapped in both, differently (source, value, sources, delimiter or transform). */
             changed: string[];
         };
+        /** @description Links are `{url, filename, expiresIn, mimetype}`: the URL works without the key until it expires (`FILE_LINK_TTL_SECONDS`, 1 h); an altered or expired link is a 403. */
         FileLink: {
             /** @description Works without the API key until it expires; bound to GET and to this file. */
             url: string;
@@ -1615,7 +1669,10 @@ export interface components {
             /** Format: date-time */
             expiresAt: string;
         };
-        /** @enum {string} */
+        /**
+         * @description A session is `initiated` until it is `completed` (a run was started: `runId`), `failed` (the pipeline was deleted meanwhile) or `expired` (`OUTBOUND_UPLOAD_TTL_SECONDS`, 24 h, after the start; its parts are deleted). `GET /outbound/uploads/{uploadId}` answers its status, the parts received, `connectionName`, and `runId` once completed.
+         * @enum {string}
+         */
         OutboundUploadStatus: "initiated" | "completed" | "failed" | "expired";
         Pagination: {
             page: number;
@@ -1674,6 +1731,7 @@ export interface components {
             timedOut: boolean;
             ms: number;
         };
+        /** @description A run carries `filename`, `size`, `mimetype`, `path`, `status`, `errorMessage` (once failed), `processedAt`, `pipelineName`, `client.name`, `pipelineVersion` (once processed), `reprocessOf` (a reprocessed run), and `metadata`: `rows {total, valid, invalid, skipped, quarantined}`, `errors` (the first invalid rows: `inputRow`, the data row's number from 1 as a spreadsheet shows it, header not counted, `field`, `message`), `input {format, encoding, gzip}`, `output {format, size, rows}`, `rejects {size, rows}` when rows were quarantined, `timings {queuedMs, processMs, totalMs}`, `source` (`upload`, `sftp`, `email`, `outbound`), `attempts` (tries of the processing job), `history` (earlier attempts after a retry), `delivery` (outbound). */
         PipelineRun: {
             id: string;
             filename: string;
@@ -1718,7 +1776,10 @@ export interface components {
         PipelineRunClient: {
             name: string;
         };
-        /** @enum {string} */
+        /**
+         * @description Statuses: `pending` -> `processing` -> `completed` (inbound) or `delivered` (outbound, once the file reached its destination), or `failed`. A client may set one status, `acknowledged`, from any status (a pending run acknowledged is never processed). Only a `failed` run can be retried (fix-and-resend.md).
+         * @enum {string}
+         */
         PipelineRunStatus: "pending" | "processing" | "completed" | "delivered" | "failed" | "acknowledged";
         /** @description What a pipeline processed files with from one change to the next. */
         PipelineVersion: {
@@ -1829,6 +1890,7 @@ export interface components {
                 totalPages: number;
             };
         };
+        /** @description A schema is `{name, definition, description?}`; `definition` is the JSON Schema of one row: `type: "object"` with `properties` (and usually `required`). */
         Schema: {
             id: string;
             name: string;
@@ -1900,7 +1962,7 @@ export interface components {
             deleted: true;
         };
         /**
-         * @description `single`: one PUT of the whole file to `url`. `multipart`: one PUT per part, then upload-complete.
+         * @description `single`: one PUT of the whole file to `url`, then upload-complete without uploadId (needed in an inbound folder for runs to start). `multipart`: one PUT per part, then upload-complete.
          * @enum {string}
          */
         UploadMode: "single" | "multipart";
@@ -1949,6 +2011,7 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /** @description Every attempt (first sends, retries, redeliveries) is a row in `GET /webhooks/deliveries`, newest first: `attempt`, `trigger` (`automatic` or `manual`), `success`, `statusCode`, `durationMs`, `responseExcerpt`, `error`, `nextAttemptAt`. The list filters on `webhookId`, `pipelineRunId`, `eventId` and `success`. */
         WebhookDelivery: {
             id: string;
             webhookId: string;
@@ -2083,9 +2146,10 @@ export interface components {
                     connectionId: string;
                     /** @description The ticket's `path`. */
                     path: string;
-                    uploadId: string;
-                    /** @description Every part, in ascending partNumber order, with the ETag its PUT answered. */
-                    parts: {
+                    /** @description The multipart ticket's `uploadId`; leave out (with `parts`) to confirm a `single` upload already PUT. */
+                    uploadId?: string;
+                    /** @description Multipart: every part, in ascending partNumber order, with the ETag its PUT answered. */
+                    parts?: {
                         partNumber: number;
                         etag: string;
                     }[];
@@ -6479,9 +6543,9 @@ export interface operations {
                 resourceType?: string;
                 /** @description One resource's records. */
                 resourceId?: string;
-                /** @description An API key's id, or `cli`. */
+                /** @description An API key's id, a person's id (`user_...`), or `cli`. */
                 actor?: string;
-                /** @description e.g. `pipeline.update`, `apiKey.revoke`. */
+                /** @description e.g. `pipeline.update`, `apiKey.revoke`, `session.logIn`. */
                 action?: string;
                 /** @description Records at or after (ISO 8601 date or date-time). */
                 from?: string;

@@ -5,7 +5,7 @@
  * never an id, a file name or a path.
  */
 export type Surface = "rest" | "graphql" | "trpc";
-export type Door = "upload" | "hosted_sftp" | "customer_sftp" | "email" | "outbound";
+export type Door = "upload" | "hosted_sftp" | "customer_sftp" | "email" | "outbound" | "documents";
 export type LoginMethod = "password" | "publickey" | "other";
 
 /** Route label of a request no route matched: paths are never labels. */

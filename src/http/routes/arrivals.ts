@@ -17,8 +17,6 @@ export function arrivalRoutes(svc: ServiceContext, http: HttpOptions) {
         detail: describe({
           tags: ["Connections"],
           summary: "List a connection's arrivals",
-          description:
-            "Every file (or e-mail) the connection's transports received, newest first: the runs it started, or why it started none. Filter by `outcome`.",
           query: arrivals.ListArrivalsQuery,
           response: { pageOf: arrivals.Arrival },
         }),

@@ -13,10 +13,6 @@ export function auditRoutes(svc: ServiceContext, http: HttpOptions) {
       detail: describe({
         tags: ["Audit log"],
         summary: "List audit events",
-        description:
-          "Every change (create, update, delete, key create/revoke, acknowledge, retry, redeliver, secret rotation, CLI workspace changes), newest first: " +
-          "who, what (the names of the members changed, never their values), when, from which address, through which surface, and the request id. " +
-          "Admin keys only (403 otherwise). Filters: `resourceType`, `resourceId`, `actor`, `action`, `from`, `to`.",
         query: audit.ListAuditEventsQuery,
         response: { pageOf: audit.AuditEvent },
       }),

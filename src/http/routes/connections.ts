@@ -51,7 +51,6 @@ export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
         {
           detail: doc({
             summary: "Update a connection",
-            description: "Members left out keep their value; null clears one. `name` is required.",
             body: connections.UpdateConnectionInput,
             response: { one: connections.Connection },
             errors: SAVE_ERRORS,
@@ -61,7 +60,6 @@ export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
       .delete(`${base}/:id`, ({ call, params }) => connections.deleteConnection(svc, { ...call, id: params.id }), {
         detail: doc({
           summary: "Delete a connection",
-          description: "Refused with 409 while pipelines use it.",
           response: { one: DeleteResult },
           errors: { conflict: "pipelines use the connection" },
         }),
@@ -69,7 +67,6 @@ export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
       .post(`${base}/:id/test-connection`, ({ call, params }) => connections.testConnection(svc, { ...call, id: params.id }), {
         detail: doc({
           summary: "Test a connection",
-          description: "Runs the checks available for the connection's kind and reports each one as passed, failed or skipped.",
           response: { one: connections.ConnectionTestResult },
         }),
       });

@@ -12,12 +12,6 @@ export function fileRoutes(svc: ServiceContext, http: HttpOptions) {
   const link = (which: files.RunFileKind) => ({
     detail: doc({
       summary: `Link to a run's ${which} file`,
-      description:
-        `A presigned GET link, usable without the API key until \`expiresIn\` seconds have passed; an altered or expired link is refused with 403.` +
-        (which === "processed" ? " The file is named after the received one (`orders.csv` -> `orders.processed.json`). 409 while the run has no processed file." : "") +
-        (which === "rejects"
-          ? " The rows left out of the processed file (onInvalidRow `skip` or `quarantine`): a JSON array, one row a line, each `{inputRow, outcome, errors, row}` with the row as read (`orders.csv` -> `orders.rejects.json`). 404 saying why when the run has none."
-          : ""),
       response: { one: files.FileLink },
       errors: {
         not_found: `the run's ${which} file is no longer stored`,
@@ -33,10 +27,6 @@ export function fileRoutes(svc: ServiceContext, http: HttpOptions) {
     .post("/files/search", ({ call, input }) => files.searchFiles(svc, { ...call, input: input as never }), {
       detail: doc({
         summary: "Search rows of processed files",
-        description:
-          "Every listed run must be of the caller's workspace (else 404 naming it). Hits are listed run by run in the order given, then by row. " +
-          "Values match on their text (numbers and booleans as written); without `searchTerm` every row is a hit and `matchingFields` is empty. " +
-          "Runs without a processed JSON file yet are skipped and not counted in `filesSearched`.",
         body: files.SearchFilesInput,
         response: { one: files.SearchFilesResult },
         errors: { not_found: "a run in `pipelineRunIds` (the message names it)" },
@@ -58,10 +48,6 @@ export function fileRoutes(svc: ServiceContext, http: HttpOptions) {
       {
         detail: doc({
           summary: "Fetch a processed JSON file",
-          description:
-            "By `pipelineRunId`, or by `filename` (the newest processed run of the workspace with that processed or received name). " +
-            "The body is the file itself: a JSON array of the rows, one per line. With `offset` and/or `limit` only those rows are returned, still as a JSON array. " +
-            "The run's id is in the `X-Pipeline-Run-Id` header. 409 while the run has no processed JSON file.",
           query: files.ProcessedJsonQuery,
           response: { json: { type: "array", items: { type: "object" } }, description: "The processed file" },
           errors: {
@@ -75,9 +61,6 @@ export function fileRoutes(svc: ServiceContext, http: HttpOptions) {
       detail: describe({
         tags: ["Pipeline runs"],
         summary: "Rows added and removed between two runs of one pipeline",
-        description:
-          "A whole-record multiset difference: a row of the compare run not in the base is `added`, a row of the base not in the compare is `removed`, so a changed row is one of each. " +
-          "Runs of different pipelines are a 400; a run without a processed JSON file is a 409. `changes` are ordered by rowIndex (removed first at equal index) and paged with `page`/`limit`.",
         query: delta.DeltaQuery,
         response: { one: delta.RunDelta },
         errors: {

@@ -23,9 +23,6 @@ export function notificationRoutes(svc: ServiceContext, http: HttpOptions) {
       {
         detail: doc({
           summary: "Set a connection's notification preferences",
-          description:
-            "Upserts each item on (eventType, channel); pairs not named are left as they are. `recipients` is required and non-empty when " +
-            "`isEnabled` is true and ignored when false. Answers all of the connection's preferences.",
           body: notifications.PutNotificationPreferencesInput,
           response: { arrayOf: notifications.NotificationPreference },
         }),
@@ -37,7 +34,6 @@ export function notificationRoutes(svc: ServiceContext, http: HttpOptions) {
       {
         detail: doc({
           summary: "Notifications sent, being sent, or failed",
-          description: "One record per run event, preference and recipient, newest first: channel, recipient, status, attempts and the last error.",
           query: notifications.ListSendsQuery,
           response: { pageOf: notifications.NotificationSend },
         }),

@@ -19,11 +19,6 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
     .post("/outbound/uploads", ({ call, input }) => outbound.createOutboundUpload(svc, { ...call, input: input as never }), {
       detail: doc({
         summary: "Start an outbound upload",
-        description:
-          "Names the connection (`connectionName`, or the deprecated `clientName`; hosted or self-hosted) and one of its pipelines with direction `outbound` (400 otherwise; 409 when inactive). " +
-          "The new session is `initiated` and expires after OUTBOUND_UPLOAD_TTL_SECONDS unless completed. " +
-          "`outputFormat` (overrides `format`) defaults to the outputFilename's extension, else the pipeline's `mappings.options.outputFormat`, else json; " +
-          "`outputFilename` is the exact delivered name (the format's extension appended when it has none); without it the file is delivered as `filename` with the format's extension.",
         body: outbound.CreateOutboundUploadInput,
         response: { one: outbound.OutboundUploadCreated },
         errors: {
@@ -36,7 +31,6 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
     .get("/outbound/uploads/:uploadId", ({ call, params }) => outbound.getOutboundUpload(svc, { ...call, uploadId: params.uploadId }), {
       detail: doc({
         summary: "Get an outbound upload",
-        description: "Status (`initiated`, `completed`, `failed`, `expired`), the parts received, `connectionName`, and `runId` once completed.",
         response: { one: outbound.OutboundUpload },
       }),
     })
@@ -62,9 +56,6 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
         parse: "none",
         detail: doc({
           summary: "Send one part of an outbound upload",
-          description:
-            "The body is a JSON array of row objects, at most OUTBOUND_MAX_PART_BYTES (413 above). Sending a part again replaces it (the last one wins). " +
-            "A part number outside 1..totalParts, or a body that is not an array of objects, is a 400; a session that is no longer `initiated` is a 409.",
           body: outbound.OutboundPartRows,
           response: { one: outbound.OutboundPartReceived },
           errors: {
@@ -81,10 +72,6 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
       {
         detail: doc({
           summary: "Complete an outbound upload",
-          description:
-            "`parts` must list every part 1..totalParts once (the count equals totalParts), each received (400 otherwise, nothing started). " +
-            "The parts are combined in part order into one JSON array file, stored, and the pipeline run starts (source `outbound`); it is delivered in the requested format to the connection's destination and ends `delivered`. " +
-            "Completing again answers the same run; it never starts a second one.",
           body: outbound.CompleteOutboundUploadInput,
           response: { one: outbound.OutboundUploadCompleted },
           errors: {

@@ -44,7 +44,6 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
       {
         detail: doc({
           summary: "Update a pipeline",
-          description: "Members left out keep their value; `mappings` and `webhookIds` replace what was there.",
           body: pipelines.UpdatePipelineInput,
           response: { one: pipelines.Pipeline },
           errors: SAVE_ERRORS,
@@ -57,9 +56,6 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
       {
         detail: doc({
           summary: "List a pipeline's versions",
-          description:
-            "Newest first. A version is made at creation and by each change of the mappings, the schemaId or the schema's definition; " +
-            "each says what changed, who changed it and when. A run's `pipelineVersion` names the one it was processed with.",
           query: pipelines.ListPipelineVersionsQuery,
           response: { pageOf: pipelines.PipelineVersion },
         }),
@@ -79,9 +75,6 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
         detail: {
           ...doc({
             summary: "Preview a pipeline on a sample file (dry run)",
-            description:
-              "`multipart/form-data`: the sample in `file`; optional text fields `mappings` (JSON, as on save) and `schemaId` to try instead of the saved ones, and `limit` " +
-              "(rows returned, default 100, at most 1000). Nothing is stored and no run is made. A file larger than PREVIEW_MAX_BYTES is read up to it (`truncated`).",
             response: { one: pipelines.PipelinePreview },
             errors: { payload_too_large: "the whole request is over MAX_UPLOAD_BYTES (the sample itself is read up to PREVIEW_MAX_BYTES)" },
           }),
@@ -90,6 +83,6 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
       },
     )
     .delete("/pipelines/:id", ({ call, params }) => pipelines.deletePipeline(svc, { ...call, id: params.id }), {
-      detail: doc({ summary: "Delete a pipeline", description: "Its runs stay and report `DELETED PIPELINE`.", response: { one: DeleteResult } }),
+      detail: doc({ summary: "Delete a pipeline", response: { one: DeleteResult } }),
     });
 }

@@ -21,7 +21,6 @@ export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
     .post("/schemas", async ({ call, input }) => schemas.presentSchema(await schemas.createSchema(svc, { ...call, input: input as never })), {
       detail: doc({
         summary: "Create a schema",
-        description: "`definition` is checked against the JSON Schema meta-schema; a legacy `fields` array is ignored.",
         body: schemas.CreateSchemaInput,
         response: { one: schemas.Schema },
         errors: { conflict: "a schema with this `name` exists" },
@@ -38,9 +37,6 @@ export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
         detail: {
           ...doc({
             summary: "Draft a schema from a sample file",
-            description:
-              "`multipart/form-data`: the sample in `file`, and optionally `options` (JSON, as a pipeline's mappings.options). Answers a JSON Schema `definition` ready for " +
-              "POST /schemas, a suggested `fieldMappings` and the evidence per column. Nothing is stored. A file larger than PREVIEW_MAX_BYTES is read up to it (`truncated`).",
             response: { one: schemas.InferredSchema },
             errors: { payload_too_large: "the whole request is over MAX_UPLOAD_BYTES (the sample itself is read up to PREVIEW_MAX_BYTES)" },
           }),
@@ -66,7 +62,6 @@ export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
     .delete("/schemas/:id", ({ call, params }) => schemas.deleteSchema(svc, { ...call, id: params.id }), {
       detail: doc({
         summary: "Delete a schema",
-        description: "Refused with 409 while pipelines use it.",
         response: { one: DeleteResult },
         errors: { conflict: "pipelines use the schema" },
       }),

@@ -20,8 +20,6 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
     .post("/webhooks", ({ call, input }) => webhooks.createWebhook(svc, { ...call, input: input as never }), {
       detail: doc({
         summary: "Create a webhook",
-        description:
-          "The response carries the signing secret; it is never returned again. Loopback, private and link-local targets are refused unless the service allows them.",
         body: webhooks.CreateWebhookInput,
         response: { one: webhooks.CreatedWebhook },
         errors: { invalid_input: "a `url` on a loopback, private or link-local address (unless the service allows them)" },
@@ -33,7 +31,6 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
       {
         detail: doc({
           summary: "List webhook deliveries",
-          description: "Every attempt (first sends, retries, redeliveries) of the workspace, newest first.",
           query: webhooks.DeliveryQuery,
           response: { pageOf: webhooks.WebhookDelivery },
         }),
@@ -45,7 +42,6 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
       {
         detail: doc({
           summary: "Redeliver",
-          description: "Sends the delivery's event again now, to its webhook as it is now, and answers the new attempt.",
           response: { one: webhooks.WebhookDelivery },
           errors: { conflict: "the delivery's webhook was deleted or is inactive, or its event is no longer stored" },
         }),
@@ -54,8 +50,6 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
     .post(`${ZAPIER}/subscribe`, ({ call, input }) => webhooks.subscribe(svc, { ...call, input: input as never }), {
       detail: doc({
         summary: "Subscribe an automation platform to run events",
-        description:
-          "Registers a workspace-level PIPELINE_RUN_EVENT hook (every run event of the workspace) and answers it with its id and signing secret. A target answering 410 is unsubscribed.",
         body: webhooks.SubscribeInput,
         response: { one: webhooks.CreatedWebhook },
         errors: { invalid_input: "no target URL, or different ones under its aliases; a loopback, private or link-local target" },
@@ -78,7 +72,6 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
       {
         detail: doc({
           summary: "Unsubscribe an automation platform",
-          description: "Removes the PIPELINE_RUN_EVENT hook with the given id, or every one with the given target URL (JSON body or query: id, targetUrl, hookUrl, url).",
           query: webhooks.UnsubscribeInput,
           response: { one: webhooks.UnsubscribeResult },
           errors: {
@@ -108,14 +101,12 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
     .post("/webhooks/:id/rotate-secret", ({ call, params }) => webhooks.rotateWebhookSecret(svc, { ...call, id: params.id }), {
       detail: doc({
         summary: "Rotate a webhook's signing secret",
-        description: "Answers the new secret, once; the old one stops signing at once.",
         response: { one: webhooks.CreatedWebhook },
       }),
     })
     .delete("/webhooks/:id", ({ call, params }) => webhooks.deleteWebhook(svc, { ...call, id: params.id }), {
       detail: doc({
         summary: "Delete a webhook",
-        description: "Unlinks it from every pipeline first; its deliveries stay in the log.",
         response: { one: DeleteResult },
       }),
     });

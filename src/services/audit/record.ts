@@ -1,10 +1,37 @@
 import type { Writer } from "../../../db/client";
 import { newId } from "../../domain/ids";
-import type { Actor, ServiceContext } from "../context";
+import type { Actor, Origin, ServiceContext } from "../context";
 import type { AuditActor } from "./shapes";
 
-/** Who made a change: an API key (with the origin its transport set), or the admin CLI. */
-export type ChangedBy = Actor | "cli";
+/**
+ * A person acting without a session yet (signing up, logging in, following
+ * a link), named by their account; `origin` as the transport saw the call.
+ */
+export interface PersonActing {
+  userId: string;
+  email: string;
+  origin?: Origin;
+}
+
+/**
+ * Who made a change: an API key or a person's session (an Actor, with the
+ * origin its transport set), a person acting before they have a session,
+ * or the admin CLI.
+ */
+export type ChangedBy = Actor | PersonActing | "cli";
+
+/** The caller as the audit log names them (also kept with what they made, e.g. a pipeline version). */
+export function auditActorOf(by: ChangedBy): AuditActor {
+  if (by === "cli") return { type: "cli" };
+  if (!("keyId" in by)) return { type: "person", id: by.userId, name: by.email };
+  // A session's actor has no key: the person is who acted.
+  if (by.userId) return { type: "person", id: by.userId, name: by.keyName };
+  return { type: "key", ...(by.keyId ? { id: by.keyId } : {}), ...(by.keyName ? { name: by.keyName } : {}) };
+}
+
+function originOf(by: ChangedBy): Origin | undefined {
+  return by === "cli" ? { surface: "cli", address: null, requestId: null } : by.origin;
+}
 
 export interface AuditChange {
   workspaceId: string;
@@ -14,12 +41,6 @@ export interface AuditChange {
   resourceId: string;
   /** Names of the members set; never values. */
   fields?: readonly string[];
-}
-
-/** The caller as the audit log names them (also kept with what they made, e.g. a pipeline version). */
-export function auditActorOf(by: ChangedBy): AuditActor {
-  if (by === "cli") return { type: "cli" };
-  return { type: "key", ...(by.keyId ? { id: by.keyId } : {}), ...(by.keyName ? { name: by.keyName } : {}) };
 }
 
 /** Names of the members an input object sets (undefined left out), sorted. */
@@ -35,8 +56,8 @@ export function fieldsOf(input: unknown): string[] {
  * and its record commit or roll back together. docs/decisions/audit.md.
  */
 export async function recordAudit(ctx: ServiceContext, w: Writer, by: ChangedBy, change: AuditChange): Promise<void> {
-  const cli = by === "cli";
   const actor = auditActorOf(by);
+  const origin = originOf(by);
   await w.insert(ctx.db.t.auditEvents).values({
     id: newId("auditEvent"),
     workspaceId: change.workspaceId,
@@ -48,9 +69,9 @@ export async function recordAudit(ctx: ServiceContext, w: Writer, by: ChangedBy,
     resourceId: change.resourceId,
     fields: [...(change.fields ?? [])],
     // A call made in process without an origin (tRPC's createCaller) is recorded as tRPC.
-    surface: cli ? "cli" : (by.origin?.surface ?? "trpc"),
-    address: cli ? null : (by.origin?.address ?? null),
-    requestId: cli ? null : (by.origin?.requestId ?? null),
+    surface: origin?.surface ?? "trpc",
+    address: origin?.address ?? null,
+    requestId: origin?.requestId ?? null,
     createdAt: ctx.clock.now(),
   });
 }

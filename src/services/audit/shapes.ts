@@ -3,14 +3,14 @@ import { QueryTime } from "../runs/shapes";
 import { Id, PageQuery } from "../shared/shapes";
 
 export const AUDIT_SURFACES = ["rest", "graphql", "trpc", "cli"] as const;
-export const AUDIT_ACTOR_TYPES = ["key", "cli"] as const;
+export const AUDIT_ACTOR_TYPES = ["key", "person", "cli"] as const;
 
 /** `GET /audit-events`: newest first. */
 export const ListAuditEventsQuery = PageQuery.extend({
   resourceType: z.string().max(50, "must be at most 50 characters").optional().meta({ description: "e.g. connection, pipeline, webhook, apiKey." }),
   resourceId: Id.optional().meta({ description: "One resource's records." }),
-  actor: z.string().max(100, "must be at most 100 characters").optional().meta({ description: "An API key's id, or `cli`." }),
-  action: z.string().max(60, "must be at most 60 characters").optional().meta({ description: "e.g. `pipeline.update`, `apiKey.revoke`." }),
+  actor: z.string().max(100, "must be at most 100 characters").optional().meta({ description: "An API key's id, a person's id (`user_...`), or `cli`." }),
+  action: z.string().max(60, "must be at most 60 characters").optional().meta({ description: "e.g. `pipeline.update`, `apiKey.revoke`, `session.logIn`." }),
   from: QueryTime(false).optional().meta({ description: "Records at or after (ISO 8601 date or date-time)." }),
   to: QueryTime(true).optional().meta({ description: "Records at or before; a date alone covers that whole day." }),
 }).superRefine((q, ctx) => {
@@ -18,12 +18,12 @@ export const ListAuditEventsQuery = PageQuery.extend({
 });
 export type ListAuditEventsQuery = z.input<typeof ListAuditEventsQuery>;
 
-/** Who made a change: an API key (or a person's session, by e-mail), or the admin CLI. */
+/** Who made a change: an API key, a person, or the admin CLI. */
 export const AuditActor = z
   .object({
-    type: z.enum(AUDIT_ACTOR_TYPES),
-    id: z.string().optional().meta({ description: "The API key's id." }),
-    name: z.string().optional().meta({ description: "The API key's name." }),
+    type: z.enum(AUDIT_ACTOR_TYPES).meta({ description: "`key`: an API key; `person`: a person on the dashboard (their session, or signing up, logging in, following a link); `cli`: the admin CLI." }),
+    id: z.string().optional().meta({ description: "The API key's id, or the person's id (`user_...`)." }),
+    name: z.string().optional().meta({ description: "The API key's name, or the person's e-mail address." }),
   })
   .meta({ id: "AuditActor" });
 export type AuditActor = z.output<typeof AuditActor>;

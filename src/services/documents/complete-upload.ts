@@ -5,6 +5,7 @@ import { presentObject } from "./present";
 import { AbortUploadInput, CompleteUploadInput, type DocumentObject } from "./shapes";
 import { assertNoClash, clientPath, guardProtected, objectKey, openSpace } from "./space";
 import { recordStoreChange } from "../audit";
+import { arriveIfInbound } from "./arrival";
 
 /**
  * Completes a multipart upload: the parts listed (ascending, with the ETags
@@ -12,6 +13,10 @@ import { recordStoreChange } from "../audit";
  * to the object's key, and so to this connection: another path or
  * connection is a 404. Completing writes the object, so a pipeline-backed
  * folder needs `force` and an admin key here as on the ticket.
+ *
+ * Without `uploadId` and `parts` it confirms a `single` upload already PUT
+ * (404 when nothing is at the path). Either way a file completed in the
+ * inbound folder arrives there, as over SFTP: its pipelines' runs start.
  */
 export async function completeUpload(ctx: ServiceContext, opts: CallOptions & { input: CompleteUploadInput }): Promise<DocumentObject> {
   const input = parseInput(CompleteUploadInput, opts.input);
@@ -19,8 +24,11 @@ export async function completeUpload(ctx: ServiceContext, opts: CallOptions & { 
   const space = await openSpace(ctx, opts.actor, input.connectionId);
   guardProtected(space, path, "path", input.force);
   await assertNoClash(ctx, space, path, "path", "object");
-  const info = await ctx.storage.completeMultipart({ uploadId: input.uploadId, key: objectKey(space, path) }, input.parts);
-  await recordStoreChange(ctx, opts.actor, { workspaceId: space.workspaceId, action: "document.upload", resourceType: "document", resourceId: `${space.connectionId}:${path}`, fields: ["parts"] });
+  const key = objectKey(space, path);
+  const info = input.uploadId !== undefined ? await ctx.storage.completeMultipart({ uploadId: input.uploadId, key }, input.parts ?? []) : await ctx.storage.stat(key);
+  if (!info) throw new AppError("not_found", `path: nothing was uploaded to '${path}'; PUT the file to the ticket's url first`);
+  await recordStoreChange(ctx, opts.actor, { workspaceId: space.workspaceId, action: "document.upload", resourceType: "document", resourceId: `${space.connectionId}:${path}`, fields: input.uploadId !== undefined ? ["parts"] : [] });
+  await arriveIfInbound(ctx, space, path, info);
   return presentObject(space, path, info);
 }
 

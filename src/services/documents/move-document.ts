@@ -9,6 +9,7 @@ import {
   clientPath,
   folderKey,
   guardProtected,
+  isFolderMarker,
   keepFolder,
   keysUnder,
   kindAt,
@@ -18,6 +19,8 @@ import {
   type Space,
 } from "./space";
 import { recordStoreChange } from "../audit";
+import { isArrivalPath } from "../space-files/paths";
+import { arriveIfInbound } from "./arrival";
 
 /**
  * Moves an object or a folder (with everything in it) to a new path, which
@@ -67,15 +70,24 @@ async function move(
   await assertNoClash(ctx, space, to, m.toField, kind);
 
   let objects = 0;
+  // A file moved into the inbound folder from outside it arrives there (as an SFTP rename does).
+  const arrive = async (path: string, oldPath: string) => {
+    if (isFolderMarker(path) || !isArrivalPath(path) || isArrivalPath(oldPath)) return;
+    const info = await ctx.storage.stat(objectKey(space, path));
+    if (info) await arriveIfInbound(ctx, space, path, info, { from: oldPath });
+  };
   if (kind === "object") {
     await ctx.storage.move(objectKey(space, from), objectKey(space, to));
     objects = 1;
+    await arrive(to, from);
   } else {
     const source = folderKey(space, from);
     const target = folderKey(space, to);
     for await (const key of keysUnder(ctx, space, from)) {
-      await ctx.storage.move(key, target + key.slice(source.length));
+      const rest = key.slice(source.length);
+      await ctx.storage.move(key, target + rest);
       objects++;
+      await arrive(`${to}/${rest}`, `${from}/${rest}`);
     }
   }
   await keepFolder(ctx, space, parentOf(from));

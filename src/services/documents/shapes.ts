@@ -61,7 +61,9 @@ export const UploadPartLink = z
 
 export const UploadTicket = z
   .object({
-    mode: z.enum(UPLOAD_MODES).meta({ id: "UploadMode", description: "`single`: one PUT of the whole file to `url`. `multipart`: one PUT per part, then upload-complete." }),
+    mode: z
+      .enum(UPLOAD_MODES)
+      .meta({ id: "UploadMode", description: "`single`: one PUT of the whole file to `url`, then upload-complete without uploadId (needed in an inbound folder for runs to start). `multipart`: one PUT per part, then upload-complete." }),
     path: z.string().meta({ description: "The object's path in the space; pass it to upload-complete and upload-abort." }),
     url: z.string().optional().meta({ description: "`single` only: PUT the whole file here, with `headers`." }),
     headers: z.record(z.string(), z.string()).meta({ description: "Headers to send with the PUT (the content type bound into the link); empty for parts." }),
@@ -88,7 +90,7 @@ export const CompleteUploadInput = z
   .strictObject({
     connectionId: ConnectionId,
     path: PathText.meta({ description: "The ticket's `path`." }),
-    uploadId: UploadId,
+    uploadId: UploadId.optional().meta({ description: "The multipart ticket's `uploadId`; leave out (with `parts`) to confirm a `single` upload already PUT." }),
     parts: z
       .array(
         z.strictObject({
@@ -99,8 +101,13 @@ export const CompleteUploadInput = z
       )
       .min(1, "must list at least one part")
       .max(MAX_TICKET_PARTS, `must list at most ${MAX_TICKET_PARTS} parts`)
-      .meta({ description: "Every part, in ascending partNumber order, with the ETag its PUT answered." }),
+      .optional()
+      .meta({ description: "Multipart: every part, in ascending partNumber order, with the ETag its PUT answered." }),
     force: Force,
+  })
+  .superRefine((c, ctx) => {
+    if (c.uploadId !== undefined && c.parts === undefined) ctx.addIssue({ code: "custom", path: ["parts"], message: "is required with uploadId" });
+    if (c.uploadId === undefined && c.parts !== undefined) ctx.addIssue({ code: "custom", path: ["uploadId"], message: "is required with parts" });
   })
   .meta({ id: "CompleteUploadInput" });
 export type CompleteUploadInput = z.input<typeof CompleteUploadInput>;

@@ -12,12 +12,13 @@ import { findByIdempotencyKey, type RunBody, startRun } from "../runs/start-run"
  * arrival record saying what happened. A file that starts nothing is
  * recorded with the reason, never dropped silently.
  */
-export const ARRIVAL_TRANSPORTS = ["sftp", "sftp_poll", "email"] as const;
+export const ARRIVAL_TRANSPORTS = ["sftp", "sftp_poll", "email", "documents"] as const;
 export type ArrivalTransport = (typeof ARRIVAL_TRANSPORTS)[number];
 export const ARRIVAL_OUTCOMES = ["started", "rejected", "ignored"] as const;
 export type ArrivalOutcome = (typeof ARRIVAL_OUTCOMES)[number];
 
-const SOURCE: Record<ArrivalTransport, RunSource> = { sftp: "sftp", sftp_poll: "sftp", email: "email" };
+/** A file an admin puts into the inbound folder through the documents API is an upload by a person or key. */
+const SOURCE: Record<ArrivalTransport, RunSource> = { sftp: "sftp", sftp_poll: "sftp", email: "email", documents: "upload" };
 
 export interface ArrivalInput {
   workspaceId: string;
@@ -79,8 +80,8 @@ export interface InboundResult {
 }
 
 export async function startInboundRuns(ctx: ServiceContext, opts: StartInboundRunsOptions): Promise<InboundResult> {
-  // Hosted SFTP files are counted as they are stored (space-files/arrival.ts): this job may run again for one file.
-  if (opts.transport !== "sftp" && opts.size) ctx.metrics.bytesReceived(opts.transport === "email" ? "email" : "customer_sftp", opts.size);
+  // Files stored in a space (hosted SFTP, documents) are counted as they are stored (space-files/arrival.ts): this job may run again for one file.
+  if (opts.transport !== "sftp" && opts.transport !== "documents" && opts.size) ctx.metrics.bytesReceived(opts.transport === "email" ? "email" : "customer_sftp", opts.size);
   const p = ctx.db.t.pipelines;
   const pipelines = await ctx.db.read
     .select({ id: p.id, name: p.name })

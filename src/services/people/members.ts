@@ -2,11 +2,12 @@ import { and, asc, eq, gt, isNull } from "drizzle-orm";
 import { AppError } from "../../domain/errors";
 import { newId } from "../../domain/ids";
 import { parseInput } from "../../domain/validation";
-import type { Actor, ServiceContext } from "../context";
+import { recordAudit } from "../audit";
+import type { Actor, Origin, ServiceContext } from "../context";
 import { checkPassword, hashPassword, verifyPassword } from "./password";
 import { hashOf, newSecret } from "./secrets";
 import { openSession, opened } from "./sessions";
-import { AcceptInviteInput, type InvitationView, InviteInput, type MemberView, MemberIdInput, type OpenedSession, type Role } from "./shapes";
+import { AcceptInviteInput, ChangeRoleInput, type InvitationView, InviteInput, type MemberView, MemberIdInput, type OpenedSession, type Role } from "./shapes";
 import { mailLink } from "./verify";
 
 /** How long an invitation link works. */
@@ -69,6 +70,7 @@ export async function invite(ctx: ServiceContext, opts: { actor: Actor }, raw: u
       updatedAt: now,
     };
     await w.insert(t).values(row);
+    await recordAudit(ctx, w, opts.actor, { workspaceId: opts.actor.workspaceId, action: "invitation.create", resourceType: "invitation", resourceId: row.id, fields: ["email", "role"] });
     return { row, workspaceName: workspace?.name ?? "" };
   });
   const url = `${ctx.settings.publicUrl}/invite?token=${token}`;
@@ -81,7 +83,7 @@ export async function invite(ctx: ServiceContext, opts: { actor: Actor }, raw: u
  * password, a new person chooses a name and password. Either way they join
  * with the invited role and are logged in to that workspace.
  */
-export async function acceptInvite(ctx: ServiceContext, raw: unknown): Promise<OpenedSession> {
+export async function acceptInvite(ctx: ServiceContext, raw: unknown, opts: { origin?: Origin } = {}): Promise<OpenedSession> {
   const input = parseInput(AcceptInviteInput, raw);
   const { memberships: m, users: u, userTokens: t } = ctx.db.t;
   const now = ctx.clock.now();
@@ -110,6 +112,9 @@ export async function acceptInvite(ctx: ServiceContext, raw: unknown): Promise<O
     }
     const [already] = await w.select({ id: m.id }).from(m).where(and(eq(m.workspaceId, workspaceId), eq(m.userId, userId)));
     if (!already) await w.insert(m).values({ id: newId("membership"), workspaceId, userId, role: row.role ?? "member", createdAt: now, updatedAt: now });
+    // A new person's account is made here: its name and password are what they set.
+    const fields = existing ? [] : ["name", "password"];
+    await recordAudit(ctx, w, { userId, email: row.email, origin: opts.origin }, { workspaceId, action: "invitation.accept", resourceType: "invitation", resourceId: row.id, fields });
     return openSession(ctx, w, userId, workspaceId);
   });
   return opened(ctx, session);
@@ -128,7 +133,32 @@ export async function removeMember(ctx: ServiceContext, opts: { actor: Actor }, 
       throw new AppError("conflict", "userId: the last admin of a workspace cannot be removed");
     }
     await w.delete(m).where(eq(m.id, target.id));
+    await recordAudit(ctx, w, opts.actor, { workspaceId: opts.actor.workspaceId, action: "member.remove", resourceType: "member", resourceId: target.userId });
     return { removed: true as const };
+  });
+}
+
+/**
+ * An admin changes a member's role; it holds from their next request on.
+ * The last admin stays one. The same role again changes and records nothing.
+ */
+export async function changeRole(ctx: ServiceContext, opts: { actor: Actor }, raw: unknown): Promise<MemberView> {
+  requireAdmin(opts.actor, "changing roles");
+  const input = parseInput(ChangeRoleInput, raw);
+  const { memberships: m, users: u } = ctx.db.t;
+  return ctx.db.tx(async (w) => {
+    const rows = await w.select().from(m).where(eq(m.workspaceId, opts.actor.workspaceId));
+    const target = rows.find((r) => r.userId === input.userId);
+    if (!target) throw new AppError("not_found", `member '${input.userId}' not found`);
+    if (target.role === "admin" && input.role !== "admin" && rows.filter((r) => r.role === "admin").length === 1) {
+      throw new AppError("conflict", "role: the last admin of a workspace stays an admin");
+    }
+    if (target.role !== input.role) {
+      await w.update(m).set({ role: input.role, updatedAt: ctx.clock.now() }).where(eq(m.id, target.id));
+      await recordAudit(ctx, w, opts.actor, { workspaceId: opts.actor.workspaceId, action: "member.changeRole", resourceType: "member", resourceId: target.userId, fields: ["role"] });
+    }
+    const [person] = await w.select({ email: u.email, name: u.name }).from(u).where(eq(u.id, target.userId));
+    return { userId: target.userId, email: person?.email ?? "", name: person?.name ?? "", role: input.role, joinedAt: target.createdAt };
   });
 }
 
@@ -137,9 +167,17 @@ export async function revokeInvite(ctx: ServiceContext, opts: { actor: Actor }, 
   requireAdmin(opts.actor, "withdrawing invitations");
   const t = ctx.db.t.userTokens;
   const now = ctx.clock.now();
-  const done = await ctx.db.tx((w) =>
-    w.update(t).set({ usedAt: now, updatedAt: now }).where(and(eq(t.id, raw.id), eq(t.kind, "invite"), eq(t.workspaceId, opts.actor.workspaceId), isNull(t.usedAt))).returning({ id: t.id }),
-  );
+  const done = await ctx.db.tx(async (w) => {
+    const withdrawn = await w
+      .update(t)
+      .set({ usedAt: now, updatedAt: now })
+      .where(and(eq(t.id, raw.id), eq(t.kind, "invite"), eq(t.workspaceId, opts.actor.workspaceId), isNull(t.usedAt)))
+      .returning({ id: t.id });
+    for (const { id } of withdrawn) {
+      await recordAudit(ctx, w, opts.actor, { workspaceId: opts.actor.workspaceId, action: "invitation.revoke", resourceType: "invitation", resourceId: id });
+    }
+    return withdrawn;
+  });
   if (done.length === 0) throw new AppError("not_found", `invitation '${raw.id}' not found`);
   return { revoked: true };
 }

@@ -1,9 +1,10 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, isNull } from "drizzle-orm";
 import type { Writer } from "../../../db/client";
 import { AppError } from "../../domain/errors";
 import { newId } from "../../domain/ids";
 import { isApiVersion } from "../../domain/versions";
-import type { Actor, ServiceContext } from "../context";
+import { recordAudit } from "../audit";
+import type { Actor, Origin, ServiceContext } from "../context";
 import { hashOf, newSecret } from "./secrets";
 import type { MembershipView, OpenedSession, Role, SessionView } from "./shapes";
 
@@ -25,12 +26,13 @@ export async function membershipsOf(ctx: ServiceContext, userId: string): Promis
 }
 
 /** Opens a session for a person in `workspaceId` (or their first workspace), inside the caller's transaction. */
-export async function openSession(ctx: ServiceContext, w: Writer, userId: string, workspaceId: string | null): Promise<{ token: string; expiresAt: Date }> {
+export async function openSession(ctx: ServiceContext, w: Writer, userId: string, workspaceId: string | null): Promise<{ id: string; token: string; expiresAt: Date }> {
   const now = ctx.clock.now();
   const { token, hash } = newSecret();
   const expiresAt = new Date(now.getTime() + ctx.settings.sessions.maxHours * 3600_000);
+  const id = newId("session");
   await w.insert(ctx.db.t.sessions).values({
-    id: newId("session"),
+    id,
     tokenHash: hash,
     userId,
     workspaceId,
@@ -40,7 +42,7 @@ export async function openSession(ctx: ServiceContext, w: Writer, userId: string
     createdAt: now,
     updatedAt: now,
   });
-  return { token, expiresAt };
+  return { id, token, expiresAt };
 }
 
 export async function opened(ctx: ServiceContext, s: { token: string; expiresAt: Date }): Promise<OpenedSession> {
@@ -93,26 +95,44 @@ export async function authenticateSession(ctx: ServiceContext, opts: { token: st
   return { actor, view, sessionId: row.session.id };
 }
 
-/** Ends the session (log out); its cookie is refused from then on, on every instance. Ending an ended session is not an error. */
-export async function endSession(ctx: ServiceContext, opts: { token: string }): Promise<void> {
-  const s = ctx.db.t.sessions;
+/**
+ * Ends the session (log out); its cookie is refused from then on, on every
+ * instance. Ending an ended session is not an error, and records nothing.
+ */
+export async function endSession(ctx: ServiceContext, opts: { token: string; origin?: Origin }): Promise<void> {
+  const { sessions: s, users: u } = ctx.db.t;
   const now = ctx.clock.now();
-  await ctx.db.tx((w) => w.update(s).set({ revokedAt: now, updatedAt: now }).where(eq(s.tokenHash, hashOf(opts.token))));
-}
-
-/** Ends every session of a person (password change, removal from the last workspace). */
-export async function endSessionsOf(ctx: ServiceContext, w: Writer, userId: string): Promise<void> {
-  const s = ctx.db.t.sessions;
-  const now = ctx.clock.now();
-  await w.update(s).set({ revokedAt: now, updatedAt: now }).where(eq(s.userId, userId));
+  await ctx.db.tx(async (w) => {
+    const ended = await w
+      .update(s)
+      .set({ revokedAt: now, updatedAt: now })
+      .where(and(eq(s.tokenHash, hashOf(opts.token)), isNull(s.revokedAt)))
+      .returning({ id: s.id, userId: s.userId, workspaceId: s.workspaceId });
+    const session = ended[0];
+    if (!session?.workspaceId) return;
+    const [user] = await w.select({ email: u.email }).from(u).where(eq(u.id, session.userId));
+    const by = { userId: session.userId, email: user?.email ?? "", origin: opts.origin };
+    await recordAudit(ctx, w, by, { workspaceId: session.workspaceId, action: "session.logOut", resourceType: "session", resourceId: session.id });
+  });
 }
 
 /** The workspace switcher: the session works in another of the person's workspaces from now on. */
-export async function switchWorkspace(ctx: ServiceContext, opts: { token: string; userId: string; workspaceId: string }): Promise<SessionView> {
+/** Recorded in the workspace the session moves to. */
+export async function switchWorkspace(ctx: ServiceContext, opts: { token: string; actor: Actor; workspaceId: string }): Promise<SessionView> {
   const m = ctx.db.t.memberships;
-  const [member] = await ctx.db.read.select({ id: m.id }).from(m).where(and(eq(m.userId, opts.userId), eq(m.workspaceId, opts.workspaceId)));
+  const userId = opts.actor.userId ?? "";
+  const [member] = await ctx.db.read.select({ id: m.id }).from(m).where(and(eq(m.userId, userId), eq(m.workspaceId, opts.workspaceId)));
   if (!member) throw new AppError("not_found", `workspace '${opts.workspaceId}' not found`);
   const s = ctx.db.t.sessions;
-  await ctx.db.tx((w) => w.update(s).set({ workspaceId: opts.workspaceId, updatedAt: ctx.clock.now() }).where(eq(s.tokenHash, hashOf(opts.token))));
+  await ctx.db.tx(async (w) => {
+    const moved = await w
+      .update(s)
+      .set({ workspaceId: opts.workspaceId, updatedAt: ctx.clock.now() })
+      .where(and(eq(s.tokenHash, hashOf(opts.token)), eq(s.userId, userId)))
+      .returning({ id: s.id });
+    for (const { id } of moved) {
+      await recordAudit(ctx, w, opts.actor, { workspaceId: opts.workspaceId, action: "session.switchWorkspace", resourceType: "session", resourceId: id, fields: ["workspaceId"] });
+    }
+  });
   return (await authenticateSession(ctx, { token: opts.token })).view;
 }

@@ -33,6 +33,31 @@ export const AcceptInviteInput = z.strictObject({
 });
 
 export const MemberIdInput = z.strictObject({ userId: Id });
+
+export const ChangeRoleInput = z.strictObject({
+  userId: Id,
+  role: z.enum(ROLES, { error: `must be one of ${ROLES.join(", ")}` }),
+});
+export type ChangeRoleInput = z.input<typeof ChangeRoleInput>;
+
+export const ChangePasswordInput = z.strictObject({
+  currentPassword: z.string().min(1, "must not be empty").max(256),
+  newPassword: Password,
+});
+export type ChangePasswordInput = z.input<typeof ChangePasswordInput>;
+
+export const SessionIdInput = z.strictObject({ id: Id });
+
+/** One of a person's open sessions (never its token). */
+export interface SessionListItem {
+  id: string;
+  workspaceId: string | null;
+  createdAt: Date;
+  lastSeenAt: Date;
+  expiresAt: Date;
+  /** The session this request came with. */
+  current: boolean;
+}
 export const WorkspaceIdInput = z.strictObject({ workspaceId: Id });
 
 export type Role = (typeof ROLES)[number];

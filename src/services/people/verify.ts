@@ -3,7 +3,8 @@ import type { Writer } from "../../../db/client";
 import { AppError } from "../../domain/errors";
 import { newId } from "../../domain/ids";
 import { parseInput } from "../../domain/validation";
-import type { ServiceContext } from "../context";
+import type { Actor, Origin, ServiceContext } from "../context";
+import { recordAccountChange } from "./audit";
 import { hashOf, newSecret } from "./secrets";
 import { TokenInput } from "./shapes";
 
@@ -52,7 +53,7 @@ export async function issueVerification(ctx: ServiceContext, w: Writer, email: s
 }
 
 /** Follows a verification link: single use, expiring. */
-export async function verifyEmail(ctx: ServiceContext, raw: unknown): Promise<{ email: string }> {
+export async function verifyEmail(ctx: ServiceContext, raw: unknown, opts: { origin?: Origin } = {}): Promise<{ email: string }> {
   const input = parseInput(TokenInput, raw);
   const { userTokens: t, users: u } = ctx.db.t;
   const now = ctx.clock.now();
@@ -61,7 +62,14 @@ export async function verifyEmail(ctx: ServiceContext, raw: unknown): Promise<{ 
     if (!row || row.usedAt) throw new AppError("invalid_input", "token: this link is not valid or has been used already");
     if (row.expiresAt.getTime() <= now.getTime()) throw new AppError("invalid_input", "token: this link has expired; log in to get a new one");
     await w.update(t).set({ usedAt: now, updatedAt: now }).where(eq(t.id, row.id));
-    await w.update(u).set({ emailVerifiedAt: now, updatedAt: now }).where(and(eq(u.email, row.email), isNull(u.emailVerifiedAt)));
+    const verified = await w
+      .update(u)
+      .set({ emailVerifiedAt: now, updatedAt: now })
+      .where(and(eq(u.email, row.email), isNull(u.emailVerifiedAt)))
+      .returning({ id: u.id });
+    for (const { id } of verified) {
+      await recordAccountChange(ctx, w, { userId: id, email: row.email, origin: opts.origin }, id, { action: "person.verifyEmail", fields: ["emailVerified"] });
+    }
     return { email: row.email };
   });
 }
@@ -72,16 +80,21 @@ export async function verifyByOperator(ctx: ServiceContext, opts: { email: strin
   const email = opts.email.trim().toLowerCase();
   const now = ctx.clock.now();
   return ctx.db.tx(async (w) => {
-    const [row] = await w.select({ verifiedAt: u.emailVerifiedAt }).from(u).where(eq(u.email, email));
+    const [row] = await w.select({ id: u.id, verifiedAt: u.emailVerifiedAt }).from(u).where(eq(u.email, email));
     if (!row) throw new AppError("not_found", `user '${email}' not found`);
     if (row.verifiedAt) return { email, verifiedAt: row.verifiedAt };
     await w.update(u).set({ emailVerifiedAt: now, updatedAt: now }).where(eq(u.email, email));
+    await recordAccountChange(ctx, w, "cli", row.id, { action: "person.verifyEmail", fields: ["emailVerified"] });
     return { email, verifiedAt: now };
   });
 }
 
 /** A new verification link for a logged-in person whose address is not verified yet. */
-export async function resendVerification(ctx: ServiceContext, opts: { email: string }): Promise<{ mailed: boolean }> {
-  const link = await ctx.db.tx((w) => issueVerification(ctx, w, opts.email));
+export async function resendVerification(ctx: ServiceContext, opts: { email: string; actor: Actor }): Promise<{ mailed: boolean }> {
+  const link = await ctx.db.tx(async (w) => {
+    const issued = await issueVerification(ctx, w, opts.email);
+    if (opts.actor.userId) await recordAccountChange(ctx, w, opts.actor, opts.actor.userId, { action: "person.resendVerification" });
+    return issued;
+  });
   return { mailed: await link.send() };
 }

@@ -5,7 +5,7 @@ export { listPipelines } from "./list-pipelines";
 export { type PipelineRecord, presentPipeline } from "./record";
 export { updatePipeline } from "./update-pipeline";
 export * from "./shapes";
-export { previewPipeline } from "./preview-pipeline";
+export { previewDraft, previewPipeline } from "./preview-pipeline";
 export * from "./preview-shapes";
 export { listPipelineVersions } from "./list-pipeline-versions";
 export { loadVersion, presentVersion, type PipelineVersionRow, recordVersion, versionChanges } from "./versions";

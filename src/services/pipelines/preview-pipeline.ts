@@ -6,7 +6,8 @@ import { schemaForEngine, schemaVersion } from "../runs/engine-request";
 import type { Sample } from "../shared/sample";
 import { loadPipelineRow } from "./record";
 import { checkMappingGate } from "./references";
-import { PreviewPipelineInput } from "./preview-shapes";
+import { PreviewDraftInput, PreviewPipelineInput } from "./preview-shapes";
+import type { PipelineMappings } from "./shapes";
 
 export interface PreviewPipelineOptions extends CallOptions {
   id: string;
@@ -31,17 +32,39 @@ export async function previewPipeline(ctx: ServiceContext, opts: PreviewPipeline
   const pipeline = await loadPipelineRow(ctx, { workspaceId, id: opts.id });
   if (input.mappings) checkMappingGate(opts.actor, input.mappings.fieldMappings);
   const schemaId = input.schemaId ?? pipeline.schemaId;
-  const schema = await schemaForEngine(ctx, { workspaceId, schemaId });
-  if (!schema) throw notFound("schema", schemaId);
-  const outcome = await previewSample({
+  const outcome = await previewWith(ctx, { ...opts, schemaId, mappings: input.mappings ?? pipeline.mappings, limit: input.limit });
+  return { ...outcome, applied: { mappings: input.mappings ? "given" : "saved", schemaId } };
+}
+
+/**
+ * The same dry run for a pipeline not saved yet (the dashboard's mapping
+ * editor before the first save): a schema of the workspace and the mappings
+ * to try, checked as on create. docs/decisions/preview.md.
+ */
+export async function previewDraft(
+  ctx: ServiceContext,
+  opts: CallOptions & { sample: Sample; input: unknown; signal?: AbortSignal },
+): Promise<PipelinePreviewResult> {
+  const input = parseInput(PreviewDraftInput, opts.input ?? {});
+  checkMappingGate(opts.actor, input.mappings.fieldMappings);
+  const outcome = await previewWith(ctx, { ...opts, schemaId: input.schemaId, mappings: input.mappings, limit: input.limit });
+  return { ...outcome, applied: { mappings: "given", schemaId: input.schemaId } };
+}
+
+async function previewWith(
+  ctx: ServiceContext,
+  opts: CallOptions & { sample: Sample; schemaId: string; mappings: PipelineMappings; limit: number; signal?: AbortSignal },
+): Promise<PreviewOutcome> {
+  const schema = await schemaForEngine(ctx, { workspaceId: opts.actor.workspaceId, schemaId: opts.schemaId });
+  if (!schema) throw notFound("schema", opts.schemaId);
+  return previewSample({
     filename: opts.sample.filename,
     bytes: opts.sample.bytes,
     truncated: opts.sample.truncated,
-    mappings: input.mappings ?? pipeline.mappings,
+    mappings: opts.mappings,
     schema: { id: schema.id, version: schemaVersion(schema.updatedAt, schema.definition), definition: schema.definition as Record<string, unknown> },
-    limit: input.limit,
+    limit: opts.limit,
     timeoutMs: ctx.settings.preview.timeoutMs,
     signal: opts.signal,
   });
-  return { ...outcome, applied: { mappings: input.mappings ? "given" : "saved", schemaId } };
 }

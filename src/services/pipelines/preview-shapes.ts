@@ -23,6 +23,17 @@ export const PreviewPipelineInput = z
   .meta({ id: "PreviewPipelineInput" });
 export type PreviewPipelineInput = z.input<typeof PreviewPipelineInput>;
 
+/** A pipeline not saved yet: the schema and mappings are required, as on create. */
+export const PreviewDraftInput = z
+  .strictObject({
+    schemaId: Id.meta({ description: "The schema of the workspace the draft validates against." }),
+    mappings: PipelineMappings.default({ fieldMappings: [], options: {}, validations: {} }).meta({ description: "The draft's mappings (checked as on save)." }),
+    limit: PreviewPipelineInput.shape.limit,
+  })
+  .meta({ id: "PreviewDraftInput" });
+export type PreviewDraftInput = z.input<typeof PreviewDraftInput>;
+export type PreviewDraftSampleInput = PreviewDraftInput & { sample: z.input<typeof SampleInput> };
+
 /** GraphQL and tRPC: the same, with the sample inside (as text or base64). */
 export const PreviewPipelineSampleInput = PreviewPipelineInput.extend({ sample: SampleInput }).meta({ id: "PreviewPipelineSampleInput" });
 export type PreviewPipelineSampleInput = z.input<typeof PreviewPipelineSampleInput>;

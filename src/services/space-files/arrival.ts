@@ -6,8 +6,9 @@ import { spaceKey } from "../spaces";
 import { baseName } from "./paths";
 
 /**
- * A file that arrived on the hosted SFTP server (an upload closed, or a
- * temporary name renamed, into the inbound folder) is handed to pipelines
+ * A file that arrived in a connection's space (an upload closed, or a
+ * temporary name renamed, into the inbound folder) over the hosted SFTP
+ * server or through the documents API (`door`) is handed to pipelines
  * by a durable job enqueued as soon as it is stored: the client's CLOSE is
  * answered without waiting for each pipeline to copy the file, and a crash
  * after the store does not lose the arrival (the job runs again; the runs'
@@ -16,28 +17,37 @@ import { baseName } from "./paths";
 export const HOSTED_ARRIVAL_JOB = "sftp.arrival";
 export const HOSTED_ARRIVAL_ATTEMPTS = 5;
 
+/** The doors into a space; jobs enqueued before `door` existed are SFTP arrivals. */
+export const SPACE_DOORS = ["sftp", "documents"] as const;
+export type SpaceDoor = (typeof SPACE_DOORS)[number];
+
 export const HostedArrivalPayload = z.object({
   workspaceId: z.string().min(1),
   connectionId: z.string().min(1),
+  door: z.enum(SPACE_DOORS).default("sftp"),
   username: z.string().optional(),
+  /** documents: the key or person that put the file there. */
+  actor: z.string().optional(),
   path: z.string().min(1),
   size: z.number().int().min(0),
   etag: z.string(),
 });
-export type HostedArrivalPayload = z.infer<typeof HostedArrivalPayload>;
+export type HostedArrivalPayload = z.input<typeof HostedArrivalPayload>;
 
-const idempotencyKey = (p: HostedArrivalPayload) => `sftp:${p.connectionId}:${p.path}:${p.size}:${p.etag}`;
+const doorOf = (p: HostedArrivalPayload): SpaceDoor => p.door ?? "sftp";
+const idempotencyKey = (p: HostedArrivalPayload) => `${doorOf(p)}:${p.connectionId}:${p.path}:${p.size}:${p.etag}`;
+const metadataOf = (p: HostedArrivalPayload) => (doorOf(p) === "sftp" ? { username: p.username, etag: p.etag } : { actor: p.actor, etag: p.etag });
 
 export async function enqueueArrival(ctx: ServiceContext, p: HostedArrivalPayload): Promise<void> {
-  ctx.metrics.bytesReceived("hosted_sftp", p.size);
+  ctx.metrics.bytesReceived(doorOf(p) === "sftp" ? "hosted_sftp" : "documents", p.size);
   await ctx.queue.add({ name: HOSTED_ARRIVAL_JOB, payload: p, key: idempotencyKey(p), maxAttempts: HOSTED_ARRIVAL_ATTEMPTS });
 }
 
 /** Starts one run per active inbound pipeline of the connection, reading the stored file back for each. */
 export async function handleHostedArrival(ctx: ServiceContext, p: HostedArrivalPayload): Promise<void> {
   const key = spaceKey(p.workspaceId, p.connectionId, p.path);
-  const base = { workspaceId: p.workspaceId, connectionId: p.connectionId, transport: "sftp" as const, filename: baseName(p.path), path: `/${p.path}`, size: p.size };
-  const metadata = { username: p.username, etag: p.etag };
+  const base = { workspaceId: p.workspaceId, connectionId: p.connectionId, transport: doorOf(p), filename: baseName(p.path), path: `/${p.path}`, size: p.size };
+  const metadata = metadataOf(p);
   const info = await ctx.storage.stat(key);
   if (!info || info.etag !== p.etag || info.size !== p.size) {
     // The newer file (if any) has its own arrival; this one's bytes are gone.
@@ -62,12 +72,12 @@ export async function giveUpHostedArrival(ctx: ServiceContext, p: HostedArrivalP
   await recordArrival(ctx, {
     workspaceId: p.workspaceId,
     connectionId: p.connectionId,
-    transport: "sftp",
+    transport: doorOf(p),
     filename: baseName(p.path),
     path: `/${p.path}`,
     size: p.size,
     outcome: "rejected",
     reason: `could not start runs: ${error.message}`,
-    metadata: { username: p.username, etag: p.etag },
+    metadata: metadataOf(p),
   });
 }
