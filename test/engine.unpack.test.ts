@@ -91,8 +91,7 @@ async function bothWays(req: ProcessRequest, limits?: Parameters<typeof createEn
       if (openTempFiles().some((f) => f.endsWith("(deleted)"))) sawTemp = true;
     }, 2);
     const progress = newEngineProgress();
-    const a = await striped.process(req, undefined, progress);
-    clearInterval(watch);
+    const a = await striped.process(req, undefined, progress).finally(() => clearInterval(watch));
     const aText = await t.text(req.processedKey);
     const aRejects = await t.text(req.rejectsKey);
     const b = await whole.process(req);

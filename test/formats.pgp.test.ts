@@ -208,10 +208,15 @@ describe("an encrypted upload through the API", () => {
     const watch = setInterval(() => {
       if (tempFiles().length > 0) sawTemp = true;
     }, 2);
-    const res = await uploadFile(h, ws, fx.pipeline.id, { name: "items.csv.gz.pgp", content: packed }, { type: "application/pgp-encrypted" });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const done = await waitForRun(h, ws, res.body.id, ["completed", "failed"]);
-    clearInterval(watch);
+    let res: Awaited<ReturnType<typeof uploadFile>>;
+    let done: Awaited<ReturnType<typeof waitForRun>>;
+    try {
+      res = await uploadFile(h, ws, fx.pipeline.id, { name: "items.csv.gz.pgp", content: packed }, { type: "application/pgp-encrypted" });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      done = await waitForRun(h, ws, res.body.id, ["completed", "failed"]);
+    } finally {
+      clearInterval(watch);
+    }
     expect(done.status, done.errorMessage).toBe("completed");
     expect(sawTemp).toBe(true);
     expect(done.metadata.rows).toMatchObject({ total: 60_000, valid: 60_000 });
