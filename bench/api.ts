@@ -140,7 +140,7 @@ function targets(ids: { connectionId: string; schemaId: string; pipelineId: stri
   const create = (n: string) =>
     `'{"name":"Bench ' .. ${n} .. '","clientId":"${ids.connectionId}","schemaId":"${ids.schemaId}","mappings":{"fieldMappings":[{"source":"A","target":"a"}]}}'`;
   return [
-    { name: "GET /pipelines/{id}", method: "GET", path: `/pipelines/${ids.pipelineId}`, auth: true, target: 0.3 },
+    { name: "GET /pipelines/{id}", method: "GET", path: `/pipelines/${ids.pipelineId}`, auth: true, target: 0.45 },
     { name: "GET /connections?limit=20", method: "GET", path: "/connections?limit=20", auth: true, target: 0.15 },
     { name: "POST /pipelines", method: "POST", path: "/pipelines", uniqueBody: create, auth: true },
     { name: "GraphQL pipeline(id)", method: "POST", path: "/graphql", body: gql, auth: true },

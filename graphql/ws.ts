@@ -4,7 +4,7 @@ import { handleProtocols, makeHandler } from "graphql-ws/use/bun";
 import { isAppError } from "../src/domain/errors";
 import { LATEST_VERSION, parseVersion } from "../src/domain/versions";
 import { admitUnversioned, type HttpOptions } from "../src/http/call";
-import { rememberAddress } from "../src/http/guard";
+import { rememberServer } from "../src/http/guard";
 import { HTTP_STATUS } from "../src/http/errors";
 import type { ServiceContext } from "../src/services/context";
 import { authenticate } from "../src/services/keys/authenticate";
@@ -124,7 +124,7 @@ export function createGraphqlWebSocket(svc: ServiceContext, http: HttpOptions) {
     /** Bun.serve's `fetch` and `websocket`: WebSocket upgrades of /graphql here, every other request to `next`. */
     serve(next: (request: Request) => Response | Promise<Response>): { fetch: Fetch; websocket: WebSocketHandler<GraphqlSocketData> } {
       const fetch: Fetch = (request, server) => {
-        rememberAddress(request, server.requestIP(request)?.address);
+        rememberServer(request, server);
         const isUpgrade = request.headers.get("upgrade")?.toLowerCase() === "websocket";
         if (isUpgrade && new URL(request.url).pathname === "/graphql") return upgrade(request, server);
         // A subscription over SSE (GraphQL or tRPC) is quiet between updates; Bun.serve would close it after

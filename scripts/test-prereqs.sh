@@ -19,6 +19,7 @@ file:/usr/include/stdint.h libc6-dev      C headers for that build
 cmd:fincore             util-linux-extra  page-cache checks of the local object store
 cmd:flock               util-linux        serialises the creation of the SFTP test user across test files
 cmd:useradd             passwd            creates that user (fpstest) and sets its password
+cmd:gpg                 gnupg             encrypts and signs the PGP test files as a partner would
 exe:/usr/bin/chromium   chromium          the dashboard end-to-end tests: playwright-core drives Debian Chromium, no browser download
 '
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createGraphqlWebSocket } from "../graphql/ws";
 import { purgeAuditEvents } from "../src/services/audit";
 import { createKey } from "../src/services/keys/create-key";
 import { revokeKey } from "../src/services/keys/revoke-key";
@@ -153,5 +154,24 @@ describe("the audit log", () => {
     expect(await purgeAuditEvents(h.svc)).toBe(total);
     const left = await events();
     expect(left.data.map((e) => e.action)).toEqual(["connection.create"]);
+  });
+
+  test("served by a listening server, the record carries the client's address", async () => {
+    // The address is looked up only when a record reads it (src/http/guard.ts): served the way src/main.ts serves.
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", ...createGraphqlWebSocket(h.svc, { maxJsonBodyBytes: 1 << 20 }).serve((r) => h.service.http.handle(r)) });
+    try {
+      const res = await fetch(`http://127.0.0.1:${server.port}/connections`, {
+        method: "POST",
+        headers: { "x-api-key": ws.apiKey, "service-version": "2026-05-25", "content-type": "application/json" },
+        body: JSON.stringify({ name: "Over the wire", type: "SFTP", useHostedSFTP: true }),
+      });
+      const created = (await res.json()) as { id: string };
+      expect(res.status).toBe(200);
+      const [e] = (await events(`?resourceId=${created.id}`)).data;
+      expect(e).toMatchObject({ action: "connection.create", surface: "rest", requestId: res.headers.get("x-request-id")! });
+      expect(e!.address).toBe("127.0.0.1");
+    } finally {
+      await server.stop(true);
+    }
   });
 });

@@ -202,4 +202,44 @@ if (testDialect() === "pg") {
       expect(statuses.slice(20)).toEqual([429, 429, 429, 429, 429]);
     }, 30_000);
   });
+
+  describe("Postgres: failed logins on one instance refuse the address on the other", () => {
+    let h: Harness;
+    let ws: TestWorkspace;
+    let b: Instance;
+    let c: Instance;
+    const env = { RATE_LIMIT_AUTH_FAILURES: "3", RATE_LIMIT_WINDOW_SECONDS: "86400", RATE_LIMIT_SYNC_MS: "20" };
+    beforeAll(async () => {
+      h = await Harness.start({ startJobs: false });
+      ws = await h.workspace();
+      [b, c] = await Promise.all([secondInstance(h, env), secondInstance(h, env)]);
+    }, 60_000);
+    afterAll(async () => {
+      await Promise.all([b?.stop(), c?.stop()]);
+      await h.close();
+    });
+
+    test("the other instance learns the address's failures from the shared counts within a sync or two", async () => {
+      const get = async (i: Instance, key: string) => {
+        const res = await fetch(`${i.url}/connections`, { headers: { "x-api-key": key } });
+        await res.arrayBuffer();
+        return res;
+      };
+      // c is asked first, so that it already watches the budget when the failures happen on b.
+      expect((await get(c, ws.apiKey)).status).toBe(200);
+      for (let i = 0; i < 3; i++) expect((await get(b, "fps_nope_nope")).status).toBe(401);
+      expect((await get(b, ws.apiKey)).status).toBe(429);
+      // A request to c (still admitted or not) keeps it reading the shared counts; within a few syncs it refuses too.
+      let refused: Response | null = null;
+      for (let i = 0; i < 50 && !refused; i++) {
+        const res = await get(c, ws.apiKey);
+        if (res.status === 429) refused = res;
+        else await Bun.sleep(20);
+      }
+      expect(refused?.status).toBe(429);
+      expect(items(refused!.headers.get("ratelimit-policy"))["failed-logins"]).toEqual({ q: "3", w: "86400" });
+      // The other workspace's key from another address would still pass; the address is what is refused here.
+      expect(refused!.headers.get("retry-after")).not.toBeNull();
+    }, 30_000);
+  });
 }

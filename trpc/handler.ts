@@ -37,13 +37,12 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
     // Metrics label a call by its procedure when there is one such (a batch or an unknown name stays `/trpc/*`).
     const scope = currentRequestScope();
     if (scope) {
-      const path = new URL(req.url).pathname.slice("/trpc/".length);
+      const path = trpcPath(req.url);
       if (Object.hasOwn(appRouter._def.procedures, path)) scope.route = `/trpc/${path}`;
     }
     const original = req;
     let ctx: TrpcContext | null = null;
     let refusal: AppError | null = null;
-    const address = clientAddress(req);
     req = withConnectionParamsKey(req);
     try {
       const admitted = await admitUnversioned(svc, req, opts, "trpc");
@@ -88,7 +87,7 @@ export function createTrpcHandler(svc: ServiceContext, opts: HttpOptions) {
           if (limited) for (const name in limited) resHeaders.set(name, limited[name] as string);
           throw new TRPCError({ code: TRPC_CODE[refusal.code], message: refusal.message, cause: refusal });
         }
-        return { ...(ctx as TrpcContext), resHeaders, http: { request: original, resHeaders, address } };
+        return { ...(ctx as TrpcContext), resHeaders, http: { request: original, resHeaders, get address() { return clientAddress(original); } } };
       },
     });
     res.headers.set("service-version", LATEST_VERSION);
@@ -135,4 +134,11 @@ async function refusedSubscription(req: Request, refusal: AppError): Promise<Res
   const error = new TRPCError({ code: TRPC_CODE[refusal.code], message: refusal.message, cause: refusal });
   const shape = getErrorShape({ config: appRouter._def._config, error, type: "subscription", path, input: undefined, ctx: undefined });
   return Response.json({ error: shape }, { status: getHTTPStatusCodeFromError(error), headers: { "service-version": LATEST_VERSION } });
+}
+
+/** The part of a tRPC URL after `/trpc/`, without the query (no URL object made per call). */
+function trpcPath(url: string): string {
+  const start = url.indexOf("/trpc/") + "/trpc/".length;
+  const query = url.indexOf("?", start);
+  return url.slice(start, query === -1 ? undefined : query);
 }

@@ -69,34 +69,33 @@ const appErrors = t.middleware(async ({ next, ctx }) => {
   return result;
 });
 
-/** Every procedure but the public ones needs a caller: an API key or a session cookie. */
-const authed = t.middleware(({ ctx, next }) => {
-  if (!ctx.actor) throw ctx.refusal ?? new AppError("unauthorized", "x-api-key: header is required (or log in for a session cookie)");
-  return next({ ctx: { ...ctx, actor: ctx.actor } });
-});
-
 /**
- * Every procedure call counts against its key's request budget (and the
- * request's body against its byte budget, once), as REST requests do; the
- * answer carries the RateLimit header fields. unkey's ratelimitProcedure.
+ * Every procedure but the public ones needs a caller: an API key or a
+ * session cookie. Every procedure call then counts against its key's request
+ * budget (and the request's body against its byte budget, once), as REST
+ * requests do; the answer carries the RateLimit header fields. unkey's
+ * ratelimitProcedure. One middleware for both: each layer of tRPC's chain
+ * costs a promise and a copy of the context per call.
  */
-const rateLimited = t.middleware(async ({ ctx, next }) => {
+const caller = t.middleware(async ({ ctx, next }) => {
+  const actor = ctx.actor;
+  if (!actor) throw ctx.refusal ?? new AppError("unauthorized", "x-api-key: header is required (or log in for a session cookie)");
   const bytes = ctx.bodyBytes ?? 0;
   ctx.bodyBytes = 0;
-  if (!ctx.actor) return next();
   try {
-    const headers = await limitKey(ctx.svc, budgetOf(ctx.actor), bytes);
+    const limited = limitKey(ctx.svc, budgetOf(actor), bytes);
+    const headers = limited instanceof Promise ? await limited : limited;
     if (headers && ctx.resHeaders) for (const name in headers) ctx.resHeaders.set(name, headers[name] as string);
   } catch (e) {
     const headers = limitHeadersOf(e);
     if (headers && ctx.resHeaders) for (const name in headers) ctx.resHeaders.set(name, headers[name] as string);
     throw e;
   }
-  return next();
+  return next({ ctx: { actor } });
 });
 
 export const router = t.router;
-export const procedure = t.procedure.use(appErrors).use(authed).use(rateLimited);
+export const procedure = t.procedure.use(appErrors).use(caller);
 /** Procedures a person uses before they have a session (sign-up, log-in, verification and invitation links, log-out). */
 export const publicProcedure = t.procedure.use(appErrors);
 export const createCallerFactory = t.createCallerFactory;

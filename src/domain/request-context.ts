@@ -23,8 +23,8 @@ export function currentRequestScope(): RequestScope | undefined {
   return scope.getStore();
 }
 
-export function runInRequest<T>(s: RequestScope, fn: () => T): T {
-  return scope.run(s, fn);
+export function runInRequest<T, A extends unknown[]>(s: RequestScope, fn: (...args: A) => T, ...args: A): T {
+  return scope.run(s, fn, ...args);
 }
 
 /** Work that outlives the request that set it off (a job, a timer loop) must not carry its id. */

@@ -13,6 +13,7 @@ export const DEFAULT_VERSION: ApiVersion = "2024-09-01";
 export const LEGACY_VERSION: ApiVersion = "2024-09-01";
 /** From this instant the legacy version and the /clients routes answer 410. */
 export const SUNSET_AT = new Date("2027-05-25T00:00:00Z");
+const SUNSET_MS = SUNSET_AT.getTime();
 export const SUNSET_DATE = "2027-05-25";
 export const MIGRATION_GUIDE_PATH = "/docs/migrations/2026-05-25";
 
@@ -50,15 +51,16 @@ export interface VersionChoice {
 export function resolveVersion(opts: {
   header: ApiVersion | null;
   workspaceDefault: ApiVersion | null;
-  now: Date;
+  /** A Date, or ms since the epoch (the request path reads the clock without making a Date). */
+  now: Date | number;
 }): VersionChoice {
   if (opts.header) return { version: opts.header, pinned: true };
   if (opts.workspaceDefault) return { version: opts.workspaceDefault, pinned: true };
   return { version: isSunset(opts.now) ? LATEST_VERSION : DEFAULT_VERSION, pinned: false };
 }
 
-export function isSunset(now: Date): boolean {
-  return now.getTime() >= SUNSET_AT.getTime();
+export function isSunset(now: Date | number): boolean {
+  return (typeof now === "number" ? now : now.getTime()) >= SUNSET_MS;
 }
 
 export function sunsetError(what: string, migrationUrl: string): AppError {

@@ -22,9 +22,9 @@ import { webhookRoutes } from "./routes/webhooks";
 import { dashboardRoutes } from "./web";
 import { notificationRoutes } from "./routes/notifications";
 import { AppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../domain/errors";
-import { currentRequestId } from "../domain/request-context";
+import { currentRequestId, currentRequestScope } from "../domain/request-context";
 import type { Readiness } from "../services/health/readiness";
-import { metricsRoute, observeRequests, routeTemplates } from "./observe";
+import { metricsRoute, observeRequests, REQUEST_ID_HEADER, routeTemplates } from "./observe";
 
 export interface Mounts {
   /** GraphQL (Yoga) and tRPC answer on their own paths with their own error shapes. */
@@ -57,7 +57,10 @@ export function createHttpApp(
     .use(routeTemplates())
     .onRequest(({ request, set }) => {
       if (accessLog) started.set(request, performance.now());
-      set.headers["service-version"] = provisionalVersion(request, svc.clock.now());
+      set.headers["service-version"] = provisionalVersion(request, svc.clock.millis());
+      // The request's id on every reply, with the headers Elysia writes anyway (src/http/observe.ts gives each request its scope).
+      const scope = currentRequestScope();
+      if (scope) set.headers[REQUEST_ID_HEADER] = scope.requestId;
     })
     // One access line a request: method, route, status and time; never bodies, keys or query values.
     // Registered only when written: Elysia schedules every after-response hook (a setImmediate per request) whether or not it logs.

@@ -32,7 +32,7 @@ const isLegacyPath = (path: string) => path === "/clients" || path.startsWith("/
  * labelled with: the requested version when it is a known one, else the
  * version an unpinned request gets at this moment.
  */
-export function provisionalVersion(request: Request, now: Date): ApiVersion {
+export function provisionalVersion(request: Request, now: Date | number): ApiVersion {
   const h = request.headers.get("service-version")?.trim();
   if (h && isApiVersion(h)) return h;
   return resolveVersion({ header: null, workspaceDefault: null, now }).version;
@@ -47,19 +47,27 @@ const BODYLESS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"]);
  * arrive): the caller is admitted exactly as on every other route, but the
  * body is left unread and `input` stays undefined.
  */
-const OWN_BODY_ROUTES = new Set<string>();
+const OWN_BODY_ROUTES = new Map<string, Set<string>>();
 export function readsOwnBody(method: string, route: string): void {
-  OWN_BODY_ROUTES.add(`${method} ${route}`);
+  routeSet(OWN_BODY_ROUTES, method, route);
 }
+
+/** Route sets by template, then method: looked up on every request without building a string. */
+function routeSet(routes: Map<string, Set<string>>, method: string, route: string): void {
+  let methods = routes.get(route);
+  if (!methods) routes.set(route, (methods = new Set()));
+  methods.add(method);
+}
+const inRouteSet = (routes: Map<string, Set<string>>, method: string, route: string) => routes.get(route)?.has(method) === true;
 
 /**
  * REST routes that take the dashboard's session cookie as well as a key
  * (with the Origin check): only the file upload, which the browser sends
  * itself to watch its progress (docs/decisions/dashboard.md).
  */
-const COOKIE_ROUTES = new Set<string>();
+const COOKIE_ROUTES = new Map<string, Set<string>>();
 export function acceptsSessionCookie(method: string, route: string): void {
-  COOKIE_ROUTES.add(`${method} ${route}`);
+  routeSet(COOKIE_ROUTES, method, route);
 }
 
 /**
@@ -73,22 +81,32 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
   const migrationUrl = `${svc.settings.publicUrl}${MIGRATION_GUIDE_PATH}`;
   return new Elysia({ name: "call" })
     .onParse({ as: "global" }, () => DEFERRED)
-    // Before the Date conversion below: the first answer is stored as it is sent.
-    .onAfterHandle({ as: "global" }, async ({ request, responseValue, set }) => {
+    // Before the Date conversion below: the first answer is stored as it is sent. Not an async function: a
+    // request without an Idempotency-Key (every GET) makes no promise here. Elysia awaits what this returns
+    // (it reads `return settleFirst(` as asynchronous), so a failure to store still reaches the error handler.
+    .onAfterHandle({ as: "global" }, ({ request, responseValue, set }) => {
       const idem = idempotencyOf(request);
       if (!idem || idem.replay || responseValue instanceof Response) return;
-      await settle(svc, request, { status: typeof set.status === "number" ? set.status : 200, body: datesAsText(responseValue) });
+      return settleFirst(svc, request, typeof set.status === "number" ? set.status : 200, responseValue);
     })
     // The same JSON, serialised on Bun's fast path: a Date sends JSON.stringify to its slow path (about 4 µs a pipeline, 60 µs a page of connections).
-    .onAfterHandle({ as: "global" }, ({ responseValue }) => {
+    // A value `presenter` made (a record from a read cache) is sent as the JSON text made the first time.
+    .onAfterHandle({ as: "global" }, ({ responseValue, set }) => {
+      const text = typeof responseValue === "object" && responseValue !== null ? jsonText.get(responseValue) : undefined;
+      if (text !== undefined) {
+        set.headers["content-type"] = JSON_TYPE;
+        return text;
+      }
       const plain = datesAsText(responseValue);
       return plain === responseValue ? undefined : plain;
     })
     .resolve({ as: "global" }, async ({ request, set, path, route }) => {
-      const actor = await admitKey(svc, request, "rest", { sessions: COOKIE_ROUTES.has(`${request.method} ${route}`) });
-      const limits = await limitKey(svc, budgetOf(actor), BODYLESS.has(request.method) ? 0 : declaredBytes(request));
-      if (limits) Object.assign(set.headers, limits);
-      const now = svc.clock.now();
+      const admitted = admitKey(svc, request, "rest", { sessions: inRouteSet(COOKIE_ROUTES, request.method, route) });
+      const actor = admitted instanceof Promise ? await admitted : admitted;
+      const limited = limitKey(svc, budgetOf(actor), BODYLESS.has(request.method) ? 0 : declaredBytes(request));
+      const limits = limited instanceof Promise ? await limited : limited;
+      if (limits) for (const name in limits) set.headers[name] = limits[name] as string;
+      const now = svc.clock.millis();
       // Until the header is known to be valid, replies carry the workspace's own default.
       set.headers["service-version"] = resolveVersion({ header: null, workspaceDefault: actor.defaultVersion, now }).version;
       const raw = request.headers.get("service-version");
@@ -106,14 +124,17 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
         if (legacyPath) throw sunsetError("The /clients API", migrationUrl);
       }
       let input: unknown;
-      if (!BODYLESS.has(request.method) && !OWN_BODY_ROUTES.has(`${request.method} ${route}`)) {
+      const ownBody = inRouteSet(OWN_BODY_ROUTES, request.method, route);
+      if (!BODYLESS.has(request.method) && !ownBody) {
         const contentType = request.headers.get("content-type");
         if (!isJsonContentType(contentType)) {
           throw new AppError("unsupported_media_type", `content-type: '${contentType}' is not accepted here; send application/json`);
         }
         input = await readJsonBody(request, http.maxJsonBodyBytes);
       }
-      await claimFor(svc, request, { actor, route, path, ownBody: OWN_BODY_ROUTES.has(`${request.method} ${route}`), input });
+      // Only POST and PUT take a key (src/http/idempotency.ts).
+      const idempotencyKey = request.method === "POST" || request.method === "PUT" ? request.headers.get("idempotency-key") : null;
+      if (idempotencyKey !== null) await claimFor(svc, request, { key: idempotencyKey, actor, route, path, ownBody, input });
       const call: Call = { actor, version: choice.version };
       return { call, input };
     })
@@ -163,6 +184,15 @@ export function datesAsText(value: unknown): unknown {
 
 /** Values `presenter` made: already free of Dates, frozen, not walked again. */
 const knownPlain = new WeakSet<object>();
+/** The JSON text of each value `presenter` made (frozen: it cannot change), made on its first reply. */
+const jsonText = new WeakMap<object, string>();
+/** What Response.json would send. */
+const JSON_TYPE = "application/json;charset=utf-8";
+
+/** Stores a first answer under its Idempotency-Key (as JSON would carry it); the reply waits for it. */
+function settleFirst(svc: ServiceContext, request: Request, status: number, value: unknown): Promise<void> {
+  return settle(svc, request, { status, body: datesAsText(value) });
+}
 
 /**
  * A REST presenter for records that may come from a read cache
@@ -183,6 +213,7 @@ export function presenter<R extends object, V>(
     if (hit !== undefined) return hit;
     const value = Object.freeze(datesAsText(present(rec, version))) as V;
     knownPlain.add(value as object);
+    jsonText.set(value as object, JSON.stringify(value));
     if (!byVersion) made.set(rec, (byVersion = {}));
     byVersion[version] = value;
     return value;

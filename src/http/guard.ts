@@ -1,6 +1,6 @@
 import { AppError } from "../domain/errors";
-import type { Actor, ServiceContext, Surface } from "../services/context";
-import { authenticate } from "../services/keys/authenticate";
+import type { Actor, Origin, ServiceContext, Surface } from "../services/context";
+import { authenticateKey } from "../services/keys/authenticate";
 import type { Budget, KeyVerdicts, RateLimits, Verdict } from "../services/rate-limits";
 import { currentRequestId } from "../domain/request-context";
 import { authenticateRequest } from "./credentials";
@@ -13,13 +13,25 @@ import { authenticateRequest } from "./credentials";
  * `RateLimit-Policy` and `RateLimit`). docs/decisions/rate-limits.md.
  */
 
-/** Client addresses as the listening server saw them (Bun.serve's requestIP), by request. */
-const addresses = new WeakMap<Request, string>();
-export function rememberAddress(request: Request, address: string | null | undefined): void {
-  if (address) addresses.set(request, address);
+/** What can tell a request's client address: the listening server (Bun.serve's `requestIP`). */
+export interface AddressSource {
+  requestIP(request: Request): { address: string } | null;
+}
+
+/**
+ * The server each request came through, and its client address once asked
+ * for: `requestIP` costs about 0.6 µs, and most requests never need the
+ * address (no failed logins to check it against, no audit record).
+ */
+const origins = new WeakMap<Request, { server: AddressSource; address?: string | null }>();
+export function rememberServer(request: Request, server: AddressSource): void {
+  origins.set(request, { server });
 }
 export function clientAddress(request: Request): string | null {
-  return addresses.get(request) ?? null;
+  const o = origins.get(request);
+  if (!o) return null;
+  if (o.address === undefined) o.address = o.server.requestIP(request)?.address ?? null;
+  return o.address;
 }
 
 /** The id of the request being served (src/http/observe.ts gives every request one: the client's when well formed). */
@@ -40,23 +52,36 @@ function policyOf(b: Budget, unit: string | null): string {
   return text;
 }
 
-const item = (b: Budget, v: Verdict) => `"${b.name}";r=${v.remaining};t=${v.resetSeconds}`;
+/** `"name";r=` of each budget, made once. */
+const itemHead = new WeakMap<Budget, string>();
+function item(b: Budget, v: Verdict): string {
+  let head = itemHead.get(b);
+  if (head === undefined) itemHead.set(b, (head = `"${b.name}";r=`));
+  return `${head}${v.remaining};t=${v.resetSeconds}`;
+}
+
+/** The RateLimit-Policy field of a key's answers (both budgets, or the one enabled), made once per set of budgets. */
+const keyPolicies = new WeakMap<RateLimits, string>();
+function keyPolicyOf(limits: RateLimits): string {
+  let text = keyPolicies.get(limits);
+  if (text === undefined) {
+    const { requests, bytes } = limits;
+    text = [requests ? policyOf(requests, null) : null, bytes ? policyOf(bytes, "content-bytes") : null].filter(Boolean).join(", ");
+    keyPolicies.set(limits, text);
+  }
+  return text;
+}
 
 /** The header fields of a key's call: every answer under a limited key carries them; a refusal adds Retry-After. */
 export function keyLimitHeaders(limits: RateLimits, v: KeyVerdicts): LimitHeaders | null {
   const { requests, bytes } = limits;
-  if (requests && v.requests && bytes && v.bytes) {
-    const h: LimitHeaders = {
-      "ratelimit-policy": `${policyOf(requests, null)}, ${policyOf(bytes, "content-bytes")}`,
-      ratelimit: `${item(requests, v.requests)}, ${item(bytes, v.bytes)}`,
-    };
-    if (v.refusedBy) h["retry-after"] = String(v.refusedBy === "requests" ? v.requests.resetSeconds : v.bytes.resetSeconds);
-    return h;
-  }
-  const [b, one] = requests && v.requests ? [requests, v.requests] : bytes && v.bytes ? [bytes, v.bytes] : [null, null];
-  if (!b || !one) return null;
-  const h: LimitHeaders = { "ratelimit-policy": policyOf(b, b === bytes ? "content-bytes" : null), ratelimit: item(b, one) };
-  if (v.refusedBy) h["retry-after"] = String(one.resetSeconds);
+  let current: string;
+  if (requests && v.requests && bytes && v.bytes) current = `${item(requests, v.requests)}, ${item(bytes, v.bytes)}`;
+  else if (requests && v.requests) current = item(requests, v.requests);
+  else if (bytes && v.bytes) current = item(bytes, v.bytes);
+  else return null;
+  const h: LimitHeaders = { "ratelimit-policy": keyPolicyOf(limits), ratelimit: current };
+  if (v.refusedBy) h["retry-after"] = String(v.refusedBy === "requests" ? v.requests!.resetSeconds : v.bytes!.resetSeconds);
   return h;
 }
 
@@ -82,45 +107,90 @@ export function declaredBytes(request: Request): number {
   return Number.isFinite(n) && n > 0 ? n : 0;
 }
 
-/** Counts one call of the key; refuses over budget. The answer's header fields either way (null: no budgets). */
 /** Whose budgets a call spends: its API key's, or the person's behind a session. */
 export const budgetOf = (actor: Actor): string => actor.keyId ?? `user:${actor.userId}`;
 
-export async function limitKey(svc: ServiceContext, keyId: string, bytes: number): Promise<LimitHeaders | null> {
+/**
+ * Counts one call of the key; refuses over budget. The answer's header
+ * fields either way (null: no budgets). Answers at once when the counts are
+ * at hand (always in process; on Postgres unless the shared count must be
+ * read first): callers await only a Promise.
+ */
+export function limitKey(svc: ServiceContext, keyId: string, bytes: number): LimitHeaders | null | Promise<LimitHeaders | null> {
   const limits = svc.rateLimits;
   if (!limits.requests && !limits.bytes) return null;
-  const pending = limits.forKey(keyId, bytes);
-  const v = pending instanceof Promise ? await pending : pending;
+  const v = limits.forKey(keyId, bytes);
+  return v instanceof Promise ? v.then((r) => limitHeaders(limits, r)) : limitHeaders(limits, v);
+}
+
+function limitHeaders(limits: RateLimits, v: KeyVerdicts): LimitHeaders | null {
   const headers = keyLimitHeaders(limits, v);
   if (v.refusedBy && headers) throw refusal(v, headers);
   return headers;
+}
+
+function loginRefused(limits: RateLimits, v: Verdict): LimitedError {
+  const b = limits.authFailures as Budget;
+  return new LimitedError(`rate limited: too many requests with a missing or unknown API key from this address; retry after ${v.resetSeconds} s`, {
+    "ratelimit-policy": policyOf(b, null),
+    ratelimit: item(b, v),
+    "retry-after": String(v.resetSeconds),
+  });
 }
 
 /**
  * Authenticates `x-api-key` for `surface`. An address that has sent too many
  * unknown keys is refused (429) before its key is looked at; each refused
  * key counts against its address. In-process calls (no address) are not limited.
+ * Answers at once for a key in the cache (a refusal is then thrown).
  */
-export async function admitKey(svc: ServiceContext, request: Request, surface: Surface, opts: { sessions?: boolean } = {}): Promise<Actor> {
-  const address = clientAddress(request);
+export function admitKey(svc: ServiceContext, request: Request, surface: Surface, opts: { sessions?: boolean } = {}): Actor | Promise<Actor> {
   const limits = svc.rateLimits;
-  if (address !== null && limits.authFailures) {
-    const v = await limits.loginAllowed(address);
-    if (v && !v.allowed) {
-      const b = limits.authFailures;
-      throw new LimitedError(`rate limited: too many requests with a missing or unknown API key from this address; retry after ${v.resetSeconds} s`, {
-        "ratelimit-policy": policyOf(b, null),
-        ratelimit: item(b, v),
-        "retry-after": String(v.resetSeconds),
-      });
-    }
+  const sessions = opts.sessions === true;
+  // In process, while no address has a failed login counted, there is nothing to check (nor an address to look up).
+  if (!limits.loginsMayBeRefused()) return identify(svc, request, surface, sessions);
+  const address = clientAddress(request);
+  const refused = address !== null ? limits.loginRefusal(address) : null;
+  if (refused instanceof Promise) {
+    return refused.then((v) => {
+      if (v) throw loginRefused(limits, v);
+      return identify(svc, request, surface, sessions);
+    });
   }
+  if (refused) return Promise.reject(loginRefused(limits, refused));
+  return identify(svc, request, surface, sessions);
+}
+
+/** Who sent a request, for the audit record; the address is looked up only if a record asks for it. */
+class RequestOrigin implements Origin {
+  constructor(
+    readonly surface: Surface,
+    readonly requestId: string | null,
+    private readonly request: Request,
+  ) {}
+  get address(): string | null {
+    return clientAddress(this.request);
+  }
+}
+const originOf = (request: Request, surface: Surface): Origin => new RequestOrigin(surface, requestIdOf(request), request);
+
+function identify(svc: ServiceContext, request: Request, surface: Surface, sessions: boolean): Actor | Promise<Actor> {
+  let actor: Actor | Promise<Actor>;
   try {
-    const origin = { surface, address, requestId: requestIdOf(request) };
+    const origin = originOf(request, surface);
     // A person's session cookie where the surface takes one (tRPC, GraphQL, the REST upload route), else the key.
-    return opts.sessions ? await authenticateRequest(svc, request, origin) : await authenticate(svc, { apiKey: request.headers.get("x-api-key"), origin });
+    actor = sessions ? authenticateRequest(svc, request, origin) : authenticateKey(svc, { apiKey: request.headers.get("x-api-key"), origin });
   } catch (e) {
-    if (address !== null && e instanceof AppError && e.code === "unauthorized") limits.failedLogin(address);
-    throw e;
+    throw counted(svc, request, e);
   }
+  return actor instanceof Promise ? actor.catch((e: unknown) => Promise.reject(counted(svc, request, e))) : actor;
+}
+
+/** A refused key counts against its address's failed logins. */
+function counted(svc: ServiceContext, request: Request, e: unknown): unknown {
+  if (e instanceof AppError && e.code === "unauthorized") {
+    const address = clientAddress(request);
+    if (address !== null) svc.rateLimits.failedLogin(address);
+  }
+  return e;
 }

@@ -64,14 +64,13 @@ export function digestOf(value: unknown, prefix = ""): string {
   return h.digest("hex");
 }
 
-/** Claims the request's key, if it sent one on a route that takes it. */
+/** Claims the key the request sent (`Idempotency-Key`), if its route takes one. */
 export async function claimFor(
   svc: ServiceContext,
   request: Request,
-  opts: { actor: Actor; route: string; path: string; ownBody: boolean; input: unknown },
+  opts: { key: string; actor: Actor; route: string; path: string; ownBody: boolean; input: unknown },
 ): Promise<void> {
-  const raw = request.headers.get("idempotency-key");
-  if (raw === null) return;
+  const raw = opts.key;
   if (request.method !== "POST" && !(request.method === "PUT" && PUT_ROUTES.has(opts.route))) return;
   const key = checkIdempotencyKey(raw);
   const fingerprint = opts.ownBody ? null : digestOf(opts.input, `${request.method} ${opts.path}\n`);

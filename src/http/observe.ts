@@ -19,20 +19,16 @@ export function observeRequests(svc: ServiceContext, handle: (request: Request) 
   return async (request: Request): Promise<Response> => {
     const scope: RequestScope = { requestId: requestIdFor(request.headers.get(REQUEST_ID_HEADER)) };
     const t0 = performance.now();
-    const res = await runInRequest(scope, () => handle(request));
+    const res = await runInRequest(scope, handle, request);
     const route = scope.route ?? UNMATCHED_ROUTE;
     svc.metrics.httpRequest(surfaceOf(route), route, request.method, res.status, (performance.now() - t0) / 1000);
     return res;
   };
 }
 
-/** Puts the id on the reply (with the headers Elysia writes anyway) and records the matched route template (a path is never a label). */
+/** Records the matched route template in the request's scope (a path is never a label); the app's onRequest puts the id on the reply. */
 export function routeTemplates() {
   return new Elysia({ name: "route-templates" })
-    .onRequest(({ set }) => {
-      const scope = currentRequestScope();
-      if (scope) set.headers[REQUEST_ID_HEADER] = scope.requestId;
-    })
     .onTransform({ as: "global" }, ({ route }) => {
       const scope = currentRequestScope();
       if (scope) scope.route = route;

@@ -109,14 +109,27 @@ interface HttpSeries {
  * format, so the text is written by the library like every other family.
  */
 class HttpRequestStats {
-  private readonly series = new Map<string, HttpSeries>();
+  /** By route template, then surface and method: the route is the same string on every request, so no key is built to find a series. */
+  private readonly byRoute = new Map<string, HttpSeries[]>();
+
+  private *allSeries(): Iterable<HttpSeries> {
+    for (const list of this.byRoute.values()) yield* list;
+  }
 
   observe(surface: Surface, route: string, method: string, status: number, seconds: number): void {
-    const key = `${surface} ${method} ${route}`;
-    let s = this.series.get(key);
+    let list = this.byRoute.get(route);
+    if (!list) this.byRoute.set(route, (list = []));
+    let s: HttpSeries | undefined;
+    for (let i = 0; i < list.length; i++) {
+      const l = list[i]!.labels;
+      if (l.method === method && l.surface === surface) {
+        s = list[i];
+        break;
+      }
+    }
     if (!s) {
       s = { labels: { surface, route, method }, byStatus: new Map(), count: 0, sum: 0, buckets: new Float64Array(HTTP_BUCKETS.length) };
-      this.series.set(key, s);
+      list.push(s);
     }
     s.byStatus.set(status, (s.byStatus.get(status) ?? 0) + 1);
     s.count++;
@@ -138,7 +151,7 @@ class HttpRequestStats {
         name: "fps_http_requests_total",
         help: "HTTP requests answered, by surface, route template, method and status",
         type: "counter",
-        values: [...this.series.values()].flatMap((s) => [...s.byStatus].map(([status, value]) => ({ labels: { ...s.labels, status }, value }))),
+        values: [...this.allSeries()].flatMap((s) => [...s.byStatus].map(([status, value]) => ({ labels: { ...s.labels, status }, value }))),
       }),
     };
   }
@@ -154,7 +167,7 @@ class HttpRequestStats {
         name,
         help,
         type: "histogram",
-        values: [...this.series.values()].flatMap((s) => {
+        values: [...this.allSeries()].flatMap((s) => {
           let cumulative = 0;
           const buckets = HTTP_BUCKETS.map((le, i) => {
             cumulative += s.buckets[i]!;

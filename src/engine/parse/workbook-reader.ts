@@ -1,6 +1,6 @@
 import { createReadStream, createWriteStream } from "node:fs";
 import { createRequire } from "node:module";
-import { type Readable, Transform, type TransformCallback } from "node:stream";
+import { PassThrough, type Readable, Transform, type TransformCallback } from "node:stream";
 import ExcelJS from "exceljs";
 import { EngineInputError, type ParseLimits, RATIO_FLOOR_BYTES } from "../types";
 import { InflateBudget } from "./bytes";
@@ -175,9 +175,14 @@ export class BoundedWorkbookReader extends ExcelJS.stream.xlsx.WorkbookReader {
     const self = this as any;
     const zip = unzip.Parse({ forceStream: true });
     this.source.pipe(zip);
+    // Entries are read through an object-mode PassThrough: iterating unzipper's Parse stream itself
+    // while awaiting between entries (a sheet spooled to a file) can lose the entries that follow
+    // (node-unzipper issues 191 and 234; seen here as a second sheet missing under load).
+    const entries = zip.pipe(new PassThrough({ objectMode: true }));
+    zip.on("error", (e: Error) => entries.destroy(e));
     const waitingWorkSheets: { sheetNo: string; path: string; cleanup: () => void }[] = [];
     try {
-      yield* this.entries(zip, waitingWorkSheets);
+      yield* this.entries(entries, waitingWorkSheets);
       while (waitingWorkSheets.length > 0) {
         const { sheetNo, path, cleanup } = waitingWorkSheets[0]!;
         yield* self._parseWorksheet(createReadStream(path), sheetNo);
@@ -193,7 +198,7 @@ export class BoundedWorkbookReader extends ExcelJS.stream.xlsx.WorkbookReader {
   /** exceljs's own loop over the zip's entries, each behind an EntryGuard. */
   private async *entries(zip: NodeJS.ReadableStream, waitingWorkSheets: { sheetNo: string; path: string; cleanup: () => void }[]): AsyncGenerator<any> {
     const self = this as any;
-    for await (const raw of iterateStream(zip) as AsyncIterable<unknown>) {
+    for await (const raw of zip as AsyncIterable<unknown>) {
       const entry = this.guard(raw as ZipEntry);
       let match: RegExpMatchArray | null;
       switch (entry.path) {

@@ -36,26 +36,40 @@ function lookupKey(ctx: ServiceContext, lookup: string): Promise<CachedKey[]> {
  * checked against the stored digest on every call either way.
  */
 export async function authenticate(ctx: ServiceContext, opts: { apiKey: string | null | undefined; origin?: Origin }): Promise<Actor> {
+  return authenticateKey(ctx, opts);
+}
+
+/**
+ * As `authenticate`, answering at once when the key is in the cache (the
+ * request path: no promise to make or wait for); a refusal is thrown, or
+ * rejects when the key had to be read.
+ */
+export function authenticateKey(ctx: ServiceContext, opts: { apiKey: string | null | undefined; origin?: Origin }): Actor | Promise<Actor> {
   if (!opts.apiKey) throw new AppError("unauthorized", "x-api-key: header is required");
   const parsed = parseToken(opts.apiKey.trim());
   if (!parsed) throw new AppError("unauthorized", "x-api-key: not a valid API key");
   const cache = keyCacheOf(ctx.db);
-  let row = cache.get(parsed.lookup);
-  if (!row) {
-    const ticket = cache.ticket();
-    [row] = await lookupKey(ctx, parsed.lookup);
-    if (row) {
-      row.secretDigest = Buffer.from(row.secretHash, "hex");
-      cache.store(parsed.lookup, row, ticket);
+  const row = cache.get(parsed.lookup);
+  if (row) return actorOf(ctx, row, parsed.secret, opts.origin);
+  const ticket = cache.ticket();
+  return lookupKey(ctx, parsed.lookup).then(([found]) => {
+    if (found) {
+      found.secretDigest = Buffer.from(found.secretHash, "hex");
+      cache.store(parsed.lookup, found, ticket);
     }
-  }
-  if (!row || !secretMatches(parsed.secret, row.secretDigest ?? row.secretHash)) {
+    return actorOf(ctx, found, parsed.secret, opts.origin);
+  });
+}
+
+function actorOf(ctx: ServiceContext, row: CachedKey | undefined, secret: string, origin: Origin | undefined): Actor {
+  if (!row || !secretMatches(secret, row.secretDigest ?? row.secretHash)) {
     throw new AppError("unauthorized", "x-api-key: not a valid API key");
   }
   if (row.revokedAt) throw new AppError("unauthorized", "x-api-key: this API key has been revoked");
 
-  const now = ctx.clock.now();
-  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+  const nowMs = ctx.clock.millis();
+  if (!row.lastUsedAt || nowMs - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    const now = new Date(nowMs);
     // The cached row takes the new value too, so that requests served from it do not write again.
     row.lastUsedAt = now;
     const k = ctx.db.t.apiKeys;
@@ -71,6 +85,6 @@ export async function authenticate(ctx: ServiceContext, opts: { apiKey: string |
     role: row.role as Role,
     features: row.features,
     defaultVersion: row.defaultVersion && isApiVersion(row.defaultVersion) ? row.defaultVersion : null,
-    origin: opts.origin,
+    origin,
   };
 }

@@ -28,21 +28,24 @@ export class RateLimits {
   readonly bytes: Budget | null;
   readonly authFailures: Budget | null;
   private readonly limiter: RateLimiter;
+  private readonly now: () => number;
 
   constructor(opts: { db: Database; settings: RateLimitSettings; clock: Clock; log: Logger }) {
     const { settings } = opts;
+    this.now = () => opts.clock.millis();
     // The embedded default counts in process; Postgres means instances that share one budget.
     this.limiter = new RateLimiter({
       db: opts.db.dialect === "pg" ? opts.db : null,
       syncMs: settings.syncMs,
-      now: () => opts.clock.now().getTime(),
+      now: this.now,
       log: opts.log,
     });
     const windowMs = settings.windowSeconds * 1000;
-    const budget = (name: string, quota: number) => (quota > 0 ? this.limiter.register({ name, quota, windowMs }) : null);
+    const budget = (name: string, quota: number, watched = false) => (quota > 0 ? this.limiter.register({ name, quota, windowMs }, { watched }) : null);
     this.requests = budget("requests", settings.requests);
     this.bytes = budget("upload-bytes", settings.uploadBytes);
-    this.authFailures = budget("failed-logins", settings.authFailures);
+    // Checked on every request, counted only on a refused key: the addresses with failures are learnt at each sync.
+    this.authFailures = budget("failed-logins", settings.authFailures, true);
   }
 
   /**
@@ -51,16 +54,17 @@ export class RateLimits {
    * hand (the hot path), else once the shared counts are read.
    */
   forKey(keyId: string, bytes: number): KeyVerdicts | Promise<KeyVerdicts> {
-    const r = this.requests ? this.limiter.take(this.requests, keyId, 1) : null;
-    if (r instanceof Promise) return this.forKeySlow(r, keyId, bytes);
-    const b = this.bytes ? this.limiter.take(this.bytes, keyId, r && !r.allowed ? 0 : bytes) : null;
-    if (b instanceof Promise) return this.forKeySlow(r, keyId, bytes, b);
+    const now = this.now();
+    const r = this.requests ? this.limiter.take(this.requests, keyId, 1, 1, now) : null;
+    if (r instanceof Promise) return this.forKeySlow(r, keyId, bytes, now);
+    const b = this.bytes ? this.limiter.take(this.bytes, keyId, r && !r.allowed ? 0 : bytes, undefined, now) : null;
+    if (b instanceof Promise) return this.forKeySlow(r, keyId, bytes, now, b);
     return verdicts(r, b);
   }
 
-  private async forKeySlow(r: Verdict | null | Promise<Verdict>, keyId: string, bytes: number, b?: Promise<Verdict>): Promise<KeyVerdicts> {
+  private async forKeySlow(r: Verdict | null | Promise<Verdict>, keyId: string, bytes: number, now: number, b?: Promise<Verdict>): Promise<KeyVerdicts> {
     const requests = await r;
-    const taken = b ?? (this.bytes ? this.limiter.take(this.bytes, keyId, requests && !requests.allowed ? 0 : bytes) : null);
+    const taken = b ?? (this.bytes ? this.limiter.take(this.bytes, keyId, requests && !requests.allowed ? 0 : bytes, undefined, now) : null);
     return verdicts(requests, await taken);
   }
 
@@ -69,9 +73,21 @@ export class RateLimits {
     if (this.bytes && bytes > 0) this.limiter.charge(this.bytes, keyId, bytes);
   }
 
-  /** Whether this address may still try a key (null: no limit). */
-  async loginAllowed(address: string): Promise<Verdict | null> {
-    return this.authFailures ? this.limiter.take(this.authFailures, address, 0, 1) : null;
+  /**
+   * Whether any address could be refused for failed logins now: in process,
+   * only once one has been counted; on Postgres always (other instances count too).
+   */
+  loginsMayBeRefused(): boolean {
+    return this.authFailures !== null && this.limiter.mayRefuse(this.authFailures);
+  }
+
+  /**
+   * The refusal of an address that has used its failed logins (null: it may
+   * still try a key, or there is no limit). Answers at once unless the
+   * shared count has to be read first.
+   */
+  loginRefusal(address: string): Verdict | null | Promise<Verdict | null> {
+    return this.authFailures ? this.limiter.refusal(this.authFailures, address, 1) : null;
   }
 
   /** A refused key from this address. */

@@ -1,4 +1,4 @@
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, eq, gt, like, lt, sql } from "drizzle-orm";
 import type { Database } from "../../../db/client";
 import type { Logger } from "../../logger";
 
@@ -37,6 +37,9 @@ interface Entry {
 }
 
 const PRUNE_EVERY = 4096;
+
+/** The shared row's subject: the budget's name and the key or address (`requests:key_...`). */
+const rowSubject = (budget: Budget, subject: string) => `${budget.name}:${subject}`;
 /** A shared count older than this many sync intervals is read again before the next decision. */
 const STALE_SYNCS = 4;
 
@@ -52,7 +55,10 @@ const STALE_SYNCS = 4;
  * interval above the quota.
  */
 export class RateLimiter {
-  private readonly entries = new Map<string, Entry>();
+  private readonly tables = new Map<Budget, Map<string, Entry>>();
+  private readonly watched = new Set<Budget>();
+  /** A watched budget was asked about since the last sync. */
+  private watching = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private flushing: Promise<void> | null = null;
   private calls = 0;
@@ -65,23 +71,11 @@ export class RateLimiter {
 
   /**
    * Counts `cost` units against `subject` under `budget` when `need` units
-   * (default: the cost) fit; a refused call counts nothing.
+   * (default: the cost) fit; a refused call counts nothing. `now`: the
+   * clock's time in ms, when the caller has it already.
    */
-  take(budget: Budget, subject: string, cost: number, need = cost): Verdict | Promise<Verdict> {
-    const now = this.opts.now();
-    const window = Math.floor(now / budget.windowMs);
-    const id = `${budget.name}:${subject}`;
-    let e = this.entries.get(id);
-    if (!e || e.window !== window) {
-      if (++this.calls % PRUNE_EVERY === 0) this.prune(now);
-      e = { window, known: 0, pending: 0, inFlight: 0, generation: 0, touched: false, loading: null, syncedAt: Number.NEGATIVE_INFINITY };
-      this.entries.set(id, e);
-      if (budget.windowMs > this.maxWindowMs) this.maxWindowMs = budget.windowMs;
-    }
-    // A count not synced for a while (this instance was idle for the key) is read again before deciding; a busy key is synced by the batches.
-    if (this.opts.db && !e.loading && e.pending === 0 && e.inFlight === 0 && performance.now() - e.syncedAt > STALE_SYNCS * this.opts.syncMs) {
-      e.loading = this.load(id, e, window * budget.windowMs);
-    }
+  take(budget: Budget, subject: string, cost: number, need = cost, now = this.opts.now()): Verdict | Promise<Verdict> {
+    const e = this.entryOf(budget, subject, now);
     if (e.loading) {
       const entry = e;
       return e.loading.then(() => this.decide(budget, entry, cost, need, now));
@@ -89,16 +83,69 @@ export class RateLimiter {
     return this.decide(budget, e, cost, need, now);
   }
 
+  /**
+   * Whether `need` more units would fit, counting nothing; null when they
+   * would and this instance has nothing counted for the subject in this
+   * window (in process: the answer of every call that finds nothing, with
+   * nothing allocated). On Postgres the shared count is read first, as `take` does.
+   */
+  refusal(budget: Budget, subject: string, need: number, now = this.opts.now()): Verdict | null | Promise<Verdict | null> {
+    const watched = this.watched.has(budget);
+    if ((!this.opts.db || watched) && need <= budget.quota) {
+      const e = this.tableOf(budget).get(subject);
+      if (!e || e.window !== Math.floor(now / budget.windowMs)) return null;
+      // A watched budget's counts are kept current by the syncs: no read of its own (but a failure being counted is waited for).
+      if (watched) return e.loading ? e.loading.then(() => this.decideWithout(budget, e, need, now)) : this.decideWithout(budget, e, need, now);
+    }
+    const v = this.take(budget, subject, 0, need, now);
+    if (v instanceof Promise) return v.then((r) => (r.allowed ? null : r));
+    return v.allowed ? null : v;
+  }
+
+  /**
+   * Whether `refusal` could refuse anyone under `budget`: only once some
+   * subject has counted units in process, or (a watched budget on Postgres)
+   * this instance has seen some in the shared counts; while it is asked, the
+   * shared counts are read again every sync interval.
+   */
+  mayRefuse(budget: Budget): boolean {
+    if (!this.opts.db) return this.tableOf(budget).size > 0;
+    if (!this.watched.has(budget)) return true;
+    this.watching = true;
+    this.schedule();
+    return this.tableOf(budget).size > 0;
+  }
+
+  private decideWithout(budget: Budget, e: Entry, need: number, now: number): Verdict | null {
+    const v = this.decide(budget, e, 0, need, now);
+    return v.allowed ? null : v;
+  }
+
+  /** The subject's entry for the window `now` falls in (a new one when its window has passed); reads the shared count when stale. */
+  private entryOf(budget: Budget, subject: string, now: number): Entry {
+    const window = Math.floor(now / budget.windowMs);
+    const table = this.tableOf(budget);
+    let e = table.get(subject);
+    if (!e || e.window !== window) {
+      if (++this.calls % PRUNE_EVERY === 0) this.prune(now);
+      e = { window, known: 0, pending: 0, inFlight: 0, generation: 0, touched: false, loading: null, syncedAt: Number.NEGATIVE_INFINITY };
+      table.set(subject, e);
+    }
+    // A count not synced for a while (this instance was idle for the key) is read again before deciding; a busy key is synced by the batches.
+    if (this.opts.db && !e.loading && e.pending === 0 && e.inFlight === 0 && performance.now() - e.syncedAt > STALE_SYNCS * this.opts.syncMs) {
+      e.loading = this.load(budget, subject, e, window * budget.windowMs);
+    }
+    return e;
+  }
+
   /** Counts units already spent (an upload whose size was known only once read), whether or not they fit. */
   charge(budget: Budget, subject: string, cost: number): void {
-    const r = this.take(budget, subject, 0);
+    const e = this.entryOf(budget, subject, this.opts.now());
     const add = () => {
-      const e = this.entries.get(`${budget.name}:${subject}`);
-      if (!e) return;
       e.pending += cost;
       this.schedule();
     };
-    if (r instanceof Promise) void r.then(add);
+    if (e.loading) void e.loading.then(add);
     else add();
   }
 
@@ -114,7 +161,7 @@ export class RateLimiter {
     return { allowed: true, remaining: budget.quota - used - cost, resetSeconds };
   }
 
-  private async load(id: string, e: Entry, windowStart: number): Promise<void> {
+  private async load(budget: Budget, subject: string, e: Entry, windowStart: number): Promise<void> {
     const db = this.opts.db as Database;
     const w = db.t.rateLimitWindows;
     const generation = e.generation;
@@ -122,7 +169,7 @@ export class RateLimiter {
       const [row] = await db.read
         .select({ used: w.used })
         .from(w)
-        .where(and(eq(w.subject, id), eq(w.windowStart, windowStart)));
+        .where(and(eq(w.subject, rowSubject(budget, subject)), eq(w.windowStart, windowStart)));
       if (e.generation === generation) {
         e.known = row?.used ?? 0;
         e.syncedAt = performance.now();
@@ -150,33 +197,53 @@ export class RateLimiter {
     if (!db) return;
     while (this.flushing) await this.flushing;
     const batch: { id: string; e: Entry; windowStart: number; add: number }[] = [];
-    for (const [id, e] of this.entries) {
-      if (e.loading || (!e.touched && e.pending === 0)) continue;
-      const windowMs = this.windowOf(id);
-      if (windowMs === 0) continue;
-      batch.push({ id, e, windowStart: e.window * windowMs, add: e.pending });
-      e.inFlight += e.pending;
-      e.pending = 0;
-      e.touched = false;
+    for (const [budget, table] of this.tables) {
+      for (const [subject, e] of table) {
+        if (e.loading || (!e.touched && e.pending === 0)) continue;
+        batch.push({ id: rowSubject(budget, subject), e, windowStart: e.window * budget.windowMs, add: e.pending });
+        e.inFlight += e.pending;
+        e.pending = 0;
+        e.touched = false;
+      }
     }
-    if (batch.length === 0) return;
+    // Watched budgets are read back while they are asked about (mayRefuse), whatever this instance counted.
+    const watched = this.watching ? [...this.watched] : [];
+    this.watching = false;
+    if (batch.length === 0 && watched.length === 0) return;
     const w = db.t.rateLimitWindows;
+    const readAt = this.opts.now();
     this.flushing = (async () => {
       try {
-        const rows = await db.tx(
-          (tx) =>
-            tx
-              .insert(w)
-              .values(batch.map((b) => ({ subject: b.id, windowStart: b.windowStart, used: b.add })))
-              .onConflictDoUpdate({ target: [w.subject, w.windowStart], set: { used: sql`${w.used} + excluded.used` } })
-              .returning({ subject: w.subject, windowStart: w.windowStart, used: w.used }),
+        const { rows, seen } = await db.tx(
+          async (tx) => {
+            const rows =
+              batch.length === 0
+                ? []
+                : await tx
+                    .insert(w)
+                    .values(batch.map((b) => ({ subject: b.id, windowStart: b.windowStart, used: b.add })))
+                    .onConflictDoUpdate({ target: [w.subject, w.windowStart], set: { used: sql`${w.used} + excluded.used` } })
+                    .returning({ subject: w.subject, windowStart: w.windowStart, used: w.used });
+            const seen: { budget: Budget; window: number; rows: { subject: string; used: number }[] }[] = [];
+            for (const budget of watched) {
+              const window = Math.floor(readAt / budget.windowMs);
+              const found = await tx
+                .select({ subject: w.subject, used: w.used })
+                .from(w)
+                .where(and(eq(w.windowStart, window * budget.windowMs), like(w.subject, `${budget.name}:%`), gt(w.used, 0)));
+              seen.push({ budget, window, rows: found });
+            }
+            return { rows, seen };
+          },
           { quiet: true },
         );
+        for (const { budget, window, rows: found } of seen) this.learn(budget, window, found);
         const totals = new Map(rows.map((r) => [`${r.subject}@${r.windowStart}`, r.used]));
         for (const b of batch) {
           const total = totals.get(`${b.id}@${b.windowStart}`);
           b.e.inFlight -= b.add;
-          if (total !== undefined && b.e.window * this.windowOf(b.id) === b.windowStart) {
+          // An entry's window never changes (a later window gets a new entry), so the total is its own.
+          if (total !== undefined) {
             b.e.known = total;
             b.e.generation++;
             b.e.syncedAt = performance.now();
@@ -203,20 +270,54 @@ export class RateLimiter {
     }
   }
 
-  private readonly windows = new Map<string, number>();
-  /** Budgets are few and fixed: the window of each, by name. */
-  register(budget: Budget): Budget {
-    this.windows.set(budget.name, budget.windowMs);
+  /** Shared counts of a watched budget in `window`, as read by a sync: subjects not seen before get an entry. */
+  private learn(budget: Budget, window: number, rows: { subject: string; used: number }[]): void {
+    const table = this.tableOf(budget);
+    const prefix = budget.name.length + 1;
+    for (const r of rows) {
+      const subject = r.subject.slice(prefix);
+      let e = table.get(subject);
+      if (e && e.window !== window) {
+        if (e.window > window) continue;
+        e = undefined;
+      }
+      if (!e) {
+        e = { window, known: 0, pending: 0, inFlight: 0, generation: 0, touched: false, loading: null, syncedAt: Number.NEGATIVE_INFINITY };
+        table.set(subject, e);
+      }
+      if (e.pending === 0 && e.inFlight === 0 && !e.loading) {
+        e.known = Math.max(e.known, r.used);
+        e.generation++;
+        e.syncedAt = performance.now();
+      }
+    }
+  }
+
+  /**
+   * Budgets are few and fixed; each has its own table of subjects (no string
+   * is built per call to find an entry). A watched budget (on Postgres) is
+   * checked far more often than it counts (failed logins, checked on every
+   * request): instead of reading each subject's shared count before a check,
+   * each sync reads the subjects that have counted any in the current window.
+   */
+  register(budget: Budget, opts: { watched?: boolean } = {}): Budget {
+    if (opts.watched) this.watched.add(budget);
+    this.tableOf(budget);
+    if (budget.windowMs > this.maxWindowMs) this.maxWindowMs = budget.windowMs;
     return budget;
   }
-  private windowOf(id: string): number {
-    return this.windows.get(id.slice(0, id.indexOf(":"))) ?? 0;
+
+  private tableOf(budget: Budget): Map<string, Entry> {
+    let table = this.tables.get(budget);
+    if (!table) this.tables.set(budget, (table = new Map()));
+    return table;
   }
 
   private prune(now: number): void {
-    for (const [id, e] of this.entries) {
-      const windowMs = this.windowOf(id);
-      if (e.pending === 0 && !e.loading && (e.window + 1) * windowMs < now) this.entries.delete(id);
+    for (const [budget, table] of this.tables) {
+      for (const [subject, e] of table) {
+        if (e.pending === 0 && !e.loading && (e.window + 1) * budget.windowMs < now) table.delete(subject);
+      }
     }
   }
 
