@@ -1,237 +1,52 @@
 /**
  * The fault harness: the real service as separate processes, faults done to
- * it from outside, and one table. `bun bench/faults.ts [rounds]`.
+ * it from outside, and one table. `bun bench/faults.ts [rounds]`;
+ * `FAULTS_ONLY=blip,s3` runs the scenarios whose names contain those words
+ * (and then writes no results file).
  *
  * - kill -9 during uploads and during processing (SQLite and Postgres);
  * - Postgres through a TCP proxy (test/helpers/tcp-proxy.ts) that refuses,
  *   resets or stalls connections, for a blip and a longer outage, while
  *   uploads keep coming;
  * - two instances on one Postgres with one killed;
+ * - SIGTERM while uploads and runs are in flight, then a new instance;
+ * - S3, a webhook receiver and an SMTP relay down then up, and kill -9 while
+ *   webhooks are being delivered (bench/faults-outside.ts);
  * - 200 concurrent uploads and 2,000 concurrent reads.
  *
  * Columns: tried (uploads or requests sent), lost (uploads answered 200
- * whose run never completed), duplicated (runs beyond one per uploaded
- * file), 503 (answers "unavailable", with Retry-After), 5xx (any other
- * 5xx), time to recover (from the end of the fault to every accepted run
- * completed and /readyz 200), peak RSS (highest VmHWM of the service
+ * whose run never completed; for deliveries also the events or mails that
+ * never arrived), duplicated (runs beyond one per uploaded file; for
+ * deliveries the events or mails that arrived again), 503 (answers
+ * "unavailable", with Retry-After), 5xx (any other 5xx), time to recover
+ * (from the end of the fault to every accepted run completed, every
+ * delivery arrived and /readyz 200), peak RSS (highest VmHWM of the service
  * processes). Postgres from BENCH_DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/postgres).
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import postgres from "postgres";
 import { TcpProxy } from "../test/helpers/tcp-proxy";
-import { csvRow, COLUMNS, machine, ROOT, table, tempDir, VERSION } from "./lib";
+import { client, csv, faultUnderUploads, Instance, PG_ADMIN, type Row, secs, type Setup, settle, setup, sleep, steadyUploads, Tally } from "./faults-lib";
+import { killDuringDelivery, s3Down, smtpDown, webhookDown } from "./faults-outside";
+import { machine, ROOT, table, VERSION } from "./lib";
 
 const ROUNDS = Number(process.argv[2] ?? 3);
-const PG_ADMIN = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const SCHEMA = {
-  type: "object",
-  properties: Object.fromEntries(COLUMNS.map((c) => [c, { type: "string" }])),
-  required: ["id"],
-};
-
-const sleep = (ms: number) => Bun.sleep(ms);
-const csv = (rows: number) => `${COLUMNS.join(",")}\n${Array.from({ length: rows }, (_, i) => csvRow(i)).join("")}`;
-
-async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
-
-/** One service process; `peak` follows its VmHWM while it lives. */
-class Instance {
-  peakMiB = 0;
-  private sampler: ReturnType<typeof setInterval>;
-  private constructor(
-    readonly proc: ReturnType<typeof Bun.spawn>,
-    readonly url: string,
-  ) {
-    this.sampler = setInterval(() => this.sample(), 100);
-  }
-
-  static async start(env: Record<string, string>): Promise<Instance> {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const proc = Bun.spawn([process.execPath, "src/main.ts"], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", LOG_LEVEL: process.env.FAULTS_LOG ?? "silent", SFTP_PORT: "0", SMTP_PORT: "0", SFTP_POLL_CRON: "off", ...env, PORT: String(port), PUBLIC_URL: url },
-      stdout: "inherit",
-      stderr: "inherit",
-    });
-    const i = new Instance(proc, url);
-    for (let t = 0; t < 600; t++) {
-      if ((await fetch(`${url}/livez`).catch(() => null))?.ok) return i;
-      if (proc.exitCode !== null) throw new Error(`service exited with ${proc.exitCode}`);
-      await sleep(50);
-    }
-    throw new Error("service did not start");
-  }
-
-  private sample(): void {
-    try {
-      const kb = Number(readFileSync(`/proc/${this.proc.pid}/status`, "utf8").match(/VmHWM:\s+(\d+) kB/)?.[1] ?? 0);
-      this.peakMiB = Math.max(this.peakMiB, Math.round(kb / 1024));
-    } catch {}
-  }
-
-  async kill9(): Promise<void> {
-    this.sample();
-    clearInterval(this.sampler);
-    this.proc.kill("SIGKILL");
-    await this.proc.exited;
-  }
-
-  async stop(): Promise<void> {
-    this.sample();
-    clearInterval(this.sampler);
-    this.proc.kill("SIGTERM");
-    await this.proc.exited;
-  }
-}
-
-/** A database (SQLite in a data dir, or a fresh Postgres database) with a workspace and a pipeline. */
-interface Setup {
-  env: Record<string, string>;
-  key: string;
-  pipelineId: string;
-  drop(): Promise<void>;
-}
-
-async function setup(dialect: "sqlite" | "pg", via?: TcpProxy): Promise<Setup> {
-  const dataDir = tempDir("fps-faults-");
-  const env: Record<string, string> = { DATA_DIR: dataDir, WORKERS: "1", ENCRYPTION_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64") };
-  let dbName: string | null = null;
-  if (dialect === "pg") {
-    dbName = `fps_faults_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`;
-    const admin = postgres(PG_ADMIN, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database ${dbName}`);
-    await admin.end();
-    const u = new URL(PG_ADMIN);
-    u.pathname = `/${dbName}`;
-    env.DATABASE_URL = via ? via.via(u.toString()) : u.toString();
-  }
-  // The first start migrates; the CLI then creates the workspace.
-  const first = await Instance.start(env);
-  // Not spawnSync: the proxy lives in this process's event loop.
-  const proc = Bun.spawn([process.execPath, "src/cli.ts", "workspace:create", "--name", "Faults", "--email", "ops@faults-corp.com"], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "silent", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const cli = { stdout: await new Response(proc.stdout).text(), stderr: await new Response(proc.stderr).text(), exitCode: await proc.exited };
-  if (cli.exitCode !== 0) throw new Error(`workspace:create: ${cli.stderr.toString().split("\n").filter((l) => l.includes("rror")).join(" ").slice(0, 300)}`);
-  const key = JSON.parse(cli.stdout.toString()).apiKey as string;
-  const api = client(first.url, key);
-  const conn = await api.json("POST", "/connections", { name: "Faults feed", type: "SFTP", useHostedSFTP: true });
-  const schema = await api.json("POST", "/schemas", { name: "Rows", definition: SCHEMA });
-  const pipeline = await api.json("POST", "/pipelines", {
-    name: "Faults",
-    clientId: conn.id,
-    schemaId: schema.id,
-    mappings: { fieldMappings: COLUMNS.map((c) => ({ source: c, target: c })), options: { format: "csv" } },
-  });
-  await first.stop();
-  return {
-    env,
-    key,
-    pipelineId: pipeline.id,
-    async drop() {
-      if (!dbName) return;
-      const admin = postgres(PG_ADMIN, { max: 1, onnotice: () => {} });
-      await admin.unsafe(`drop database if exists ${dbName} with (force)`);
-      await admin.end();
-    },
-  };
-}
-
-function client(url: string, key: string) {
-  const headers = { "x-api-key": key, "service-version": VERSION };
-  return {
-    async json(method: string, path: string, body?: unknown) {
-      const res = await fetch(`${url}${path}`, { method, headers: { ...headers, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-      return res.json() as Promise<any>;
-    },
-    /** Upload: the status (0 when the connection failed) and the run id on 200. */
-    async upload(pipelineId: string, name: string, content: string): Promise<{ status: number; id?: string }> {
-      const form = new FormData();
-      form.append("file", new Blob([content], { type: "text/csv" }), name);
-      try {
-        const res = await fetch(`${url}/pipelines/${pipelineId}/runs`, { method: "POST", headers, body: form, signal: AbortSignal.timeout(60_000) });
-        const body = (await res.json().catch(() => null)) as { id?: string } | null;
-        return { status: res.status, id: res.status === 200 ? body?.id : undefined };
-      } catch {
-        return { status: 0 };
-      }
-    },
-  };
-}
-
-/** Counts over a scenario. */
-class Tally {
-  tried = 0;
-  accepted = new Map<string, string>(); // run id -> file name
-  unavailable = 0;
-  other5xx = 0;
-  note(r: { status: number; id?: string }, name: string) {
-    this.tried++;
-    if (r.status === 200 && r.id) this.accepted.set(r.id, name);
-    else if (r.status === 503) this.unavailable++;
-    else if (r.status >= 500) this.other5xx++;
-  }
-}
-
-/** Waits until every accepted run completed and /readyz is 200; answers lost and duplicated, and when that was. */
-async function settle(url: string, key: string, pipelineId: string, t: Tally, timeoutMs = 180_000) {
-  const api = client(url, key);
-  const end = Date.now() + timeoutMs;
-  let runs: any[] = [];
-  for (;;) {
-    runs = [];
-    for (let page = 1; ; page++) {
-      const r = await api.json("GET", `/pipeline-runs?pipelineId=${pipelineId}&limit=100&page=${page}`).catch(() => null);
-      const data = Array.isArray(r) ? r : (r?.data ?? []);
-      runs.push(...data);
-      if (data.length < 100) break;
-    }
-    const done = [...t.accepted.keys()].every((id) => runs.find((x) => x.id === id)?.status === "completed");
-    const ready = (await fetch(`${url}/readyz`).catch(() => null))?.status === 200;
-    if ((done && ready) || Date.now() > end) break;
-    await sleep(100);
-  }
-  const at = performance.now();
-  const lost = [...t.accepted.keys()].filter((id) => runs.find((x) => x.id === id)?.status !== "completed").length;
-  const perName = new Map<string, number>();
-  for (const r of runs) perName.set(r.filename, (perName.get(r.filename) ?? 0) + 1);
-  const duplicated = [...perName.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);
-  return { lost, duplicated, at };
-}
-
-type Row = (string | number)[];
 const rows: Row[] = [];
-const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-async function killDuringUpload(dialect: "sqlite" | "pg") {
+/**
+ * `ROUNDS` times: an instance, `fault` done to it (it ends with the
+ * instance killed), a new instance that must finish every accepted run.
+ * One row: the longest recovery and the highest peak over the rounds.
+ */
+async function killRounds(dialect: "sqlite" | "pg", what: string, fault: (a: Instance, s: Setup, t: Tally, round: number) => Promise<void>) {
   const s = await setup(dialect);
   const t = new Tally();
   let recover = 0;
   let peak = 0;
-  let n = 0;
   for (let round = 0; round < ROUNDS; round++) {
     const a = await Instance.start(s.env);
-    const api = client(a.url, s.key);
-    const body = csv(20_000);
-    const uploads = Array.from({ length: 10 }, () => {
-      const name = `up-${round}-${n++}.csv`;
-      return api.upload(s.pipelineId, name, body).then((r) => t.note(r, name));
-    });
-    await sleep(150);
-    await a.kill9();
-    await Promise.all(uploads);
+    await fault(a, s, t, round);
     peak = Math.max(peak, a.peakMiB);
     const t0 = performance.now();
     const b = await Instance.start(s.env);
@@ -243,78 +58,53 @@ async function killDuringUpload(dialect: "sqlite" | "pg") {
   const b = await Instance.start(s.env);
   const r = await settle(b.url, s.key, s.pipelineId, t);
   await b.stop();
-  rows.push([`kill -9 during upload (${dialect}, ${ROUNDS} rounds)`, t.tried, r.lost, r.duplicated, t.unavailable, t.other5xx, secs(recover), `${peak} MiB`]);
+  rows.push([`${what} (${dialect}, ${ROUNDS} rounds)`, t.tried, r.lost, r.duplicated, t.unavailable, t.other5xx, secs(recover), `${peak} MiB`]);
   await s.drop();
 }
 
-async function killDuringProcessing(dialect: "sqlite" | "pg") {
-  const s = await setup(dialect);
-  const t = new Tally();
-  let recover = 0;
-  let peak = 0;
-  let n = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    const a = await Instance.start(s.env);
+/** 10 uploads of 20,000 rows each, killed 150 ms in. */
+const killDuringUpload = (dialect: "sqlite" | "pg") =>
+  killRounds(dialect, "kill -9 during upload", async (a, s, t, round) => {
+    const api = client(a.url, s.key);
+    const body = csv(20_000);
+    const uploads = Array.from({ length: 10 }, (_, i) => {
+      const name = `up-${round}-${i}.csv`;
+      return api.upload(s.pipelineId, name, body).then((r) => t.note(r, name));
+    });
+    await sleep(150);
+    await a.kill9();
+    await Promise.all(uploads);
+  });
+
+/** 10 uploads of 50,000 rows each, killed once a run is being processed. */
+const killDuringProcessing = (dialect: "sqlite" | "pg") =>
+  killRounds(dialect, "kill -9 during processing", async (a, s, t, round) => {
     const api = client(a.url, s.key);
     const body = csv(50_000);
     for (let i = 0; i < 10; i++) {
-      const name = `proc-${round}-${n++}.csv`;
+      const name = `proc-${round}-${i}.csv`;
       t.note(await api.upload(s.pipelineId, name, body), name);
     }
-    // Killed once a run is being processed.
     for (let i = 0; i < 200; i++) {
       const page = await api.json("GET", `/pipeline-runs?pipelineId=${s.pipelineId}&status=processing&limit=1`).catch(() => null);
       if ((Array.isArray(page) ? page : (page?.data ?? [])).length > 0) break;
       await sleep(20);
     }
     await a.kill9();
-    peak = Math.max(peak, a.peakMiB);
-    const t0 = performance.now();
-    const b = await Instance.start(s.env);
-    const r = await settle(b.url, s.key, s.pipelineId, t);
-    recover = Math.max(recover, r.at - t0);
-    peak = Math.max(peak, b.peakMiB);
-    await b.stop();
-  }
-  const b = await Instance.start(s.env);
-  const r = await settle(b.url, s.key, s.pipelineId, t);
-  await b.stop();
-  rows.push([`kill -9 during processing (${dialect}, ${ROUNDS} rounds)`, t.tried, r.lost, r.duplicated, t.unavailable, t.other5xx, secs(recover), `${peak} MiB`]);
-  await s.drop();
-}
+  });
 
-/** Uploads every 100 ms through a proxy fault of `ms`, then restores it. */
+/** Uploads every 100 ms through a Postgres proxy fault of `ms`, then restores it. */
 async function proxyFault(label: string, fault: (p: TcpProxy) => void, ms: number) {
   const pg = new URL(PG_ADMIN);
   const proxy = await TcpProxy.start({ host: pg.hostname, port: Number(pg.port || 5432) });
-  const s = await setup("pg", proxy);
+  const s = await setup("pg", { via: proxy });
   const a = await Instance.start(s.env);
-  const api = client(a.url, s.key);
-  const t = new Tally();
-  const body = csv(2_000);
-  let n = 0;
-  let going = true;
-  const sender = (async () => {
-    const inFlight: Promise<void>[] = [];
-    while (going) {
-      const name = `px-${n++}.csv`;
-      inFlight.push(api.upload(s.pipelineId, name, body).then((r) => t.note(r, name)));
-      await sleep(100);
-    }
-    await Promise.all(inFlight);
-  })();
-  await sleep(1_000);
-  fault(proxy);
-  await sleep(ms);
-  proxy.restore();
-  const t0 = performance.now();
-  await sleep(1_000);
-  going = false;
-  await sender;
-  const r = await settle(a.url, s.key, s.pipelineId, t);
+  const { t, r, recoverMs } = await faultUnderUploads(a, s, () => fault(proxy), () => proxy.restore(), ms);
+  // The process must have lived through it: a supervisor restart does not count as recovered.
+  const label2 = a.alive ? label : `${label} — the process exited`;
   await a.stop();
   await proxy.close();
-  rows.push([label, t.tried, r.lost, r.duplicated, t.unavailable, t.other5xx, secs(r.at - t0), `${a.peakMiB} MiB`]);
+  rows.push([label2, t.tried, r.lost, r.duplicated, t.unavailable, t.other5xx, secs(recoverMs), `${a.peakMiB} MiB`]);
   await s.drop();
 }
 
@@ -331,6 +121,39 @@ async function twoInstancesOneKilled() {
   const r = await settle(b.url, s.key, s.pipelineId, t);
   await b.stop();
   rows.push(["two instances, one killed (pg)", t.tried, r.lost, r.duplicated, t.unavailable, t.other5xx, secs(r.at - t0), `${Math.max(a.peakMiB, b.peakMiB)} MiB`]);
+  await s.drop();
+}
+
+/**
+ * SIGTERM while uploads keep coming and runs are processed: the instance
+ * stops taking work, hands back what it cannot finish in time, and a new
+ * instance finishes every run it accepted. Also: how long the stop took.
+ */
+async function sigtermUnderLoad(dialect: "sqlite" | "pg") {
+  const s = await setup(dialect);
+  const a = await Instance.start(s.env);
+  const t = new Tally();
+  const uploads = steadyUploads(client(a.url, s.key), s.pipelineId, t, "term", csv(50_000), 50);
+  await sleep(3_000);
+  const s0 = performance.now();
+  await a.stop();
+  const stopMs = performance.now() - s0;
+  await uploads.stop();
+  const t0 = performance.now();
+  const b = await Instance.start(s.env);
+  const r = await settle(b.url, s.key, s.pipelineId, t);
+  await b.stop();
+  const refused = t.tried - t.accepted.size - t.unavailable - t.other5xx;
+  rows.push([
+    `SIGTERM under load (${dialect}; stopped in ${secs(stopMs)}, ${refused} uploads cut or refused)`,
+    t.tried,
+    r.lost,
+    r.duplicated,
+    t.unavailable,
+    t.other5xx,
+    secs(r.at - t0),
+    `${Math.max(a.peakMiB, b.peakMiB)} MiB`,
+  ]);
   await s.drop();
 }
 
@@ -360,6 +183,12 @@ async function load() {
   await s.drop();
 }
 
+const resetThrice = (p: TcpProxy) => {
+  p.reset();
+  setTimeout(() => p.reset(), 1_000);
+  setTimeout(() => p.reset(), 2_000);
+};
+
 const only = process.env.FAULTS_ONLY?.split(",");
 const scenarios: [string, () => Promise<void>][] = [
   ["kill-upload-sqlite", () => killDuringUpload("sqlite")],
@@ -368,13 +197,15 @@ const scenarios: [string, () => Promise<void>][] = [
   ["kill-processing-pg", () => killDuringProcessing("pg")],
   ["blip", () => proxyFault("Postgres refuses for 3 s (blip)", (p) => p.refuse(), 3_000)],
   ["outage", () => proxyFault("Postgres refuses for 30 s (outage)", (p) => p.refuse(), 30_000)],
-  ["reset", () => proxyFault("Postgres connections reset (3 times, 1 s apart)", (p) => {
-    p.reset();
-    setTimeout(() => p.reset(), 1_000);
-    setTimeout(() => p.reset(), 2_000);
-  }, 3_000)],
+  ["reset", () => proxyFault("Postgres connections reset (3 times, 1 s apart)", resetThrice, 3_000)],
   ["stall", () => proxyFault("Postgres stalls for 10 s", (p) => p.stall(), 10_000)],
   ["two", twoInstancesOneKilled],
+  ["sigterm-sqlite", () => sigtermUnderLoad("sqlite")],
+  ["sigterm-pg", () => sigtermUnderLoad("pg")],
+  ["s3", async () => void rows.push(await s3Down(10_000))],
+  ["webhook", async () => void rows.push(await webhookDown(1))],
+  ["kill-delivery", async () => void rows.push(await killDuringDelivery())],
+  ["smtp", async () => void rows.push(await smtpDown(30_000))],
   ["load", load],
 ];
 for (const [name, run] of scenarios) {
@@ -391,8 +222,5 @@ for (const [name, run] of scenarios) {
 const out = table(["fault", "tried", "lost", "duplicated", "503", "5xx", "time to recover", "peak RSS"], rows);
 console.log(out);
 if (!only) {
-  writeFileSync(
-    join(ROOT, "bench", "results", "faults.md"),
-    `# Fault harness\n\n\`bun bench/faults.ts ${ROUNDS}\` on ${machine()}.\n\n${out}\n`,
-  );
+  writeFileSync(join(ROOT, "bench", "results", "faults.md"), `# Fault harness\n\n\`bun bench/faults.ts ${ROUNDS}\` on ${machine()}.\n\n${out}\n`);
 }

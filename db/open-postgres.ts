@@ -5,6 +5,7 @@ import { migrate as migratePg } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import type { Database, Preparable } from "./client";
 import { commitListeners, pgCascadesInto, recording } from "./commits";
+import { guardTypeFetch } from "./pg-type-fetch";
 import { type PreparedInternals, preparedReads, type Row, rowMapper } from "./prepared";
 import * as pgSchema from "./pg/schema";
 import { READ_CACHE_TOPIC, ReadCaches, SIGNALS_CHANNEL } from "./read-cache";
@@ -16,6 +17,7 @@ export interface PgOptions {
 }
 
 export async function openPostgres(url: string, opts: PgOptions = {}): Promise<Database> {
+  guardTypeFetch();
   // A connection not made in 5 s fails (postgres.js waits 30 s by default): an outage answers 503 soon, not a hang.
   // Reconnects are tried again within 1 s (postgres.js backs off up to 20 s, and queries wait for the next attempt).
   const client = postgres(url, { max: opts.max ?? 10, connect_timeout: 5, backoff: (n) => Math.min(0.1 * 2 ** n, 1), onnotice: () => {} });

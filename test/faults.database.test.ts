@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database as BunSqlite } from "bun:sqlite";
 import { join } from "node:path";
+import postgres from "postgres";
+import { secondInstance } from "./helpers/instances";
 import { testDialect } from "./helpers/database";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { waitFor } from "./helpers/jobs";
@@ -60,10 +62,6 @@ if (testDialect() === "pg") {
       await waitFor("the queue running again", () => h.svc.queue.health().state === "running", 30_000);
     }, 120_000);
 
-    // Live connections reset while runs are processed is not here: it still ends the process now and then through
-    // an unhandled socket error from a database client (docs/reliability.md, "Open"), which no test process survives.
-    // bench/faults.ts runs that fault against the real service, which a supervisor restarts, and reports it.
-
     test("a stall of 3 s: every run completes once traffic passes again", async () => {
       const ids = await uploadMany(10);
       proxy!.stall();
@@ -71,6 +69,86 @@ if (testDialect() === "pg") {
       proxy!.restore();
       await allCompleted(ids, 60_000);
     }, 120_000);
+  });
+
+  /**
+   * Live connections reset: a service process of its own behind a second proxy, since bun test fails on any
+   * unhandled rejection in its own process, handled or not; the uploads come from this harness, which does not
+   * process jobs and reaches Postgres directly.
+   */
+  describe("Postgres connections reset under a running service", () => {
+    let direct: Harness;
+    let dws: TestWorkspace;
+    let dfx: PipelineFixture;
+    let resets: TcpProxy;
+    const databaseUrl = () => direct.childEnv().DATABASE_URL!;
+
+    beforeAll(async () => {
+      const admin = new URL(process.env.TEST_DATABASE_URL!);
+      resets = await TcpProxy.start({ host: admin.hostname, port: Number(admin.port || 5432) });
+      direct = await Harness.start({ startJobs: false });
+      dws = await direct.workspace();
+      dfx = await createPipeline(direct, dws);
+    }, 60_000);
+
+    afterAll(async () => {
+      await direct.close();
+      await resets.close();
+    }, 30_000);
+
+    test("reset 10 times while 20 runs are processed: the process stays up, every run completes, no job is left locked", async () => {
+      const service = await secondInstance(direct, { DATABASE_URL: resets.via(databaseUrl()), LOG_LEVEL: process.env.FAULT_LOG ?? "silent" });
+      try {
+        const ids: string[] = [];
+        for (let i = 0; i < 20; i++) ids.push((await startUpload(direct, dws, dfx.pipeline.id, csv(i), `r${i}.csv`)).id);
+        for (let i = 0; i < 10; i++) {
+          resets.reset();
+          await Bun.sleep(250);
+        }
+        for (const id of ids) {
+          const run = await waitForRun(direct, dws, id, ["completed", "failed"], { timeoutMs: 90_000 });
+          expect(run.status, `run ${id}: ${JSON.stringify(run)}`).toBe("completed");
+        }
+        expect(service.proc.exitCode).toBeNull();
+        const sql = postgres(databaseUrl(), { max: 1, onnotice: () => {} });
+        try {
+          const held = async () => Number((await sql`select count(*) as n from graphile_worker.jobs where locked_at is not null or run_at <= now()`)[0]?.n);
+          await waitFor("no job locked or due", async () => (await held()) === 0, 30_000);
+        } finally {
+          await sql.end({ timeout: 5 });
+        }
+        const ready = await fetch(`${service.url}/readyz`);
+        expect(ready.status).toBe(200);
+      } finally {
+        await service.stop();
+      }
+    }, 180_000);
+
+    const typeFetch = async (mode: "guard" | "bare") => {
+      const sprung = resets.resetOn("pg_catalog.pg_type");
+      const child = Bun.spawn([process.execPath, "test/helpers/pg-type-fetch-child.ts", resets.via(databaseUrl()), mode], {
+        cwd: join(import.meta.dir, ".."),
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+      await sprung;
+      return { out, err, code };
+    };
+
+    test("a reset during postgres.js's array-type query on a new connection fails that query alone; the process stays up", async () => {
+      const { out, err, code } = await typeFetch("guard");
+      expect(code, err).toBe(0);
+      const result = JSON.parse(out) as { first: string; second: string };
+      expect(["ECONNRESET", "CONNECTION_CLOSED", "answered"]).toContain(result.first);
+      expect(result.second).toBe("answered");
+    }, 30_000);
+
+    test("without the guard the same reset ends the process (the library defect the guard covers)", async () => {
+      const { err, code } = await typeFetch("bare");
+      expect(code).not.toBe(0);
+      expect(err).toContain("ECONNRESET");
+    }, 30_000);
   });
 } else {
   describe("SQLite held locked by another connection", () => {

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { readdirSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { openInput } from "../src/engine/parse";
 import { isPgpInput, type PgpKeys } from "../src/engine/parse/pgp";
@@ -29,7 +32,8 @@ beforeAll(async () => {
   partner = gpg.generate("partner@acme.example");
   gpg.generate("stranger@elsewhere.example");
   keys = { privateKey: service.privateKey, passphrase: PASS, partnerPublicKey: partner.publicKey };
-  h = await Harness.start();
+  // Two engine workers whatever the machine: the larger upload below is read in stripes.
+  h = await Harness.start({ env: { WORKERS: "2" } });
   ws = await h.workspace();
 }, 60_000);
 
@@ -182,6 +186,50 @@ describe("an encrypted upload through the API", () => {
       { sku: "C-3", qty: 7, name: "Washer" },
     ]);
   });
+
+  test("a larger gzipped and encrypted upload is unpacked to a temp file and read in stripes: every row, the temp file gone", async () => {
+    const conn = await pgpConnection();
+    const fx = await createPipeline(h, ws, { connectionId: conn.id });
+    // Hex text barely compresses: over 2 MiB gzipped, where a packed file is read in stripes.
+    const lines = ["SKU,Qty,Name"];
+    for (let i = 0; i < 60_000; i++) lines.push(`${randomBytes(16).toString("hex")},${i},${randomBytes(16).toString("hex")}`);
+    const packed = signedByPartner(gzipSync(`${lines.join("\n")}\n`));
+    expect(packed.byteLength).toBeGreaterThan(2 * 1024 * 1024);
+    const tmp = join(h.dataDir, "objects", ".fps", "tmp");
+    // The unpacked file is unlinked once open (the store's own temp files, written and renamed, keep their names).
+    const tempFiles = () =>
+      readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          const target = readlinkSync(`/proc/self/fd/${fd}`);
+          return target.startsWith(tmp) && target.endsWith(" (deleted)");
+        } catch {
+          return false;
+        }
+      });
+    let sawTemp = false;
+    const watch = setInterval(() => {
+      if (tempFiles().length > 0) sawTemp = true;
+    }, 2);
+    let res: Awaited<ReturnType<typeof uploadFile>>;
+    let done: Awaited<ReturnType<typeof waitForRun>>;
+    try {
+      res = await uploadFile(h, ws, fx.pipeline.id, { name: "items.csv.gz.pgp", content: packed }, { type: "application/pgp-encrypted" });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      done = await waitForRun(h, ws, res.body.id, ["completed", "failed"]);
+    } finally {
+      clearInterval(watch);
+    }
+    expect(done.status, done.errorMessage).toBe("completed");
+    expect(sawTemp).toBe(true);
+    expect(done.metadata.rows).toMatchObject({ total: 60_000, valid: 60_000 });
+    expect(done.metadata.input).toMatchObject({ format: "csv", gzip: true, pgp: { signatureVerified: true } });
+    const link = await h.ok(ws, "GET", `/files/pipeline-runs/${res.body.id}/processed`);
+    const rows = (await (await fetchLink(h, link.url)).json()) as { sku: string; qty: number; name: string }[];
+    expect(rows.length).toBe(60_000);
+    const last = lines.at(-1)!.split(",");
+    expect(rows.at(-1)).toEqual({ sku: last[0]!.toUpperCase(), qty: 59_999, name: last[2]! });
+    expect(tempFiles()).toEqual([]);
+  }, 60_000);
 
   test("a file signed by someone else fails the run with a clear message", async () => {
     const conn = await pgpConnection();

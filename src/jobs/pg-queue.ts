@@ -1,20 +1,11 @@
-import { EventEmitter } from "node:events";
 import { sql as dsql } from "drizzle-orm";
-import {
-  Logger as GraphileLogger,
-  parseCronItems,
-  run,
-  runMigrations,
-  type Runner,
-  type Task,
-  type WorkerEvents,
-  type WorkerPool,
-} from "graphile-worker";
+import { Logger as GraphileLogger, parseCronItems, runMigrations, type Task, type WorkerPool } from "graphile-worker";
 import postgres from "postgres";
 import type { Writer } from "../../db/client";
 import type { Logger } from "../logger";
 import { checkCron } from "./cron";
 import { OutcomeLedger } from "./pg-replay";
+import { GraphileRun } from "./pg-runner";
 import type { CronSpec, JobDefinition, JobQueue, JobSpec, QueueHealth, WaitingJobs } from "./port";
 import { asError, type Outcome, runJob } from "./run-job";
 import { checkSpec, DEFAULT_MAX_ATTEMPTS, type QueueSettings } from "./spec";
@@ -71,7 +62,7 @@ class PgJobQueue implements JobQueue {
   private live: postgres.Sql | null = null;
   private stopping = false;
   private lockHeld = false;
-  private runner: Runner | null = null;
+  private current: GraphileRun | null = null;
   private pool: WorkerPool | null = null;
   private poolId: string | null = null;
   private sweeper: ReturnType<typeof setInterval> | null = null;
@@ -128,7 +119,7 @@ class PgJobQueue implements JobQueue {
   }
 
   async start(definitions: JobDefinition<any>[], crons: CronSpec[] = []): Promise<void> {
-    if (this.runner || this.taskList) throw new Error("job queue already started");
+    if (this.current || this.taskList) throw new Error("job queue already started");
     const names = new Set(definitions.map((d) => d.name));
     for (const c of crons) {
       checkCron(c);
@@ -170,35 +161,25 @@ class PgJobQueue implements JobQueue {
 
   /** Starts graphile's runner and watches it: one that stops while the queue is not stopping is started again. */
   private async startRunner(): Promise<void> {
-    const events: WorkerEvents = new EventEmitter();
-    events.on("pool:create", ({ workerPool }) => {
-      this.pool = workerPool;
-      this.poolId = workerPool.id;
-      // Before the pool's first claim can be older than the take-over grace, it holds its liveness lock.
-      void this.holdLiveness();
-    });
-    const runner = await run({
-      connectionString: this.url,
+    const run = await GraphileRun.start({
+      url: this.url,
       concurrency: this.o.concurrency,
-      maxPoolSize: this.o.concurrency + 2,
-      pollInterval: this.o.pollMs,
-      noHandleSignals: true,
-      // Batched completion is flushed at shutdown; graphile's unbatched default
-      // (-1) lets the pool close before the last completion is written, and
-      // the finished job would run again.
-      preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+      pollMs: this.o.pollMs,
       logger: this.logger,
-      events,
+      log: this.o.log,
       taskList: this.taskList!,
-      parsedCronItems: this.cronItems,
+      cronItems: this.cronItems,
+      onPool: (workerPool) => {
+        this.pool = workerPool;
+        this.poolId = workerPool.id;
+        // Before the pool's first claim can be older than the take-over grace, it holds its liveness lock.
+        void this.holdLiveness();
+      },
     });
-    this.runner = runner;
+    this.current = run;
     this.setState("running");
     const poolId = this.poolId;
-    runner.promise.then(
-      () => this.runnerStopped(runner, poolId, "the job runner exited"),
-      (e) => this.runnerStopped(runner, poolId, asError(e).message),
-    );
+    void run.stopped.then((reason) => this.runnerStopped(run, poolId, reason));
   }
 
   /**
@@ -207,12 +188,16 @@ class PgJobQueue implements JobQueue {
    * replayed from the ledger once the database answers, the stopped pool's
    * liveness lock is dropped, and a new runner is started, with backoff.
    */
-  private runnerStopped(runner: Runner, poolId: string | null, reason: string): void {
-    if (this.stopping || this.runner !== runner) return;
-    this.runner = null;
+  private runnerStopped(run: GraphileRun, poolId: string | null, reason: string): void {
+    if (this.stopping || this.current !== run) return;
+    this.current = null;
     this.setState("restarting", reason);
     this.o.log.error({ reason, pool: poolId, restarts: this.state.restarts }, "job runner stopped unexpectedly; restarting it");
     void (async () => {
+      await run.dispose();
+      // A task of the stopped pool that has not returned is abandoned: the replay unlocks its job, which runs again.
+      for (const j of this.inHand.values()) j.controller.abort(new Error("job runner stopped: job handed back"));
+      this.inHand.clear();
       for (let attempt = 0; !this.stopping; attempt++) {
         await new Promise((r) => setTimeout(r, Math.min(RESTART_MAX_MS, RESTART_BASE_MS * 2 ** attempt)));
         if (this.stopping) return;
@@ -236,18 +221,18 @@ class PgJobQueue implements JobQueue {
   }
 
   async stop(timeoutMs = 10_000): Promise<void> {
-    const runner = this.runner;
+    const run = this.current;
     this.stopping = true;
     this.setState("stopped");
     if (this.sweeper) clearInterval(this.sweeper);
-    if (!runner) {
+    if (!run) {
       await this.dropLiveness();
       await this.sql.end({ timeout: 5 });
       return;
     }
-    this.runner = null;
+    this.current = null;
     // Graceful: no more claims; resolves once the jobs in hand are done.
-    const graceful = runner.stop().catch((e) => this.o.log.error({ err: asError(e) }, "job runner stop failed"));
+    const graceful = run.runner.stop().catch((e) => this.o.log.error({ err: asError(e) }, "job runner stop failed"));
     let timer: ReturnType<typeof setTimeout> | undefined;
     const finished = await Promise.race([
       graceful.then(() => true),
@@ -260,6 +245,7 @@ class PgJobQueue implements JobQueue {
       await this.pool?.forcefulShutdown("job queue stop timed out; jobs handed back");
       await Promise.race([graceful, new Promise((r) => setTimeout(r, 1_000))]);
     }
+    await run.dispose();
     await this.dropLiveness();
     await this.sql.end({ timeout: 5 });
   }
@@ -379,6 +365,26 @@ class PgJobQueue implements JobQueue {
     void this.holdLiveness();
   }
 
+  /**
+   * A claim whose reply was lost (the connection reset between the server's
+   * commit and the answer) leaves a job locked by this live pool with no task
+   * running it; graphile unlocks such a job only after 4 hours. One locked
+   * longer than the take-over grace, not in hand and with no decided outcome
+   * is unlocked here, its attempt given back (it never ran).
+   */
+  private async unlockOrphans(): Promise<void> {
+    const pool = this.poolId!;
+    const locked = await this.sql<{ id: string }[]>`
+      select id::text from graphile_worker.jobs
+      where locked_by = ${pool} and locked_at < now() - ${this.takeoverMs}::int * interval '1 millisecond'`;
+    const orphans = locked.map((j) => j.id).filter((id) => !this.inHand.has(id) && !this.ledger.decidedBy(id, pool));
+    for (const id of orphans) {
+      await this.sql`update graphile_worker._private_jobs set locked_by = null, locked_at = null, attempts = greatest(attempts - 1, 0)
+        where id = ${id}::bigint and locked_by = ${pool} and job_queue_id is null`;
+    }
+    if (orphans.length > 0) this.o.log.warn({ jobs: orphans }, "unlocked jobs claimed by this worker whose claim reply was lost");
+  }
+
   private async dropLiveness(): Promise<void> {
     const live = this.live;
     this.live = null;
@@ -400,6 +406,7 @@ class PgJobQueue implements JobQueue {
     try {
       // Lost with its connection and not yet taken again (database down?): retry before judging others.
       if (!this.lockHeld) await this.holdLiveness();
+      await this.unlockOrphans();
       const stale = await this.sql<{ locked_by: string }[]>`
         select distinct locked_by from graphile_worker.jobs
         where locked_by is not null and locked_by <> ${this.poolId}

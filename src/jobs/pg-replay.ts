@@ -26,6 +26,11 @@ export class OutcomeLedger {
     this.decided.set(jobId, { ...d, at: Date.now() });
   }
 
+  /** Whether a task of `pool` decided job `jobId`'s outcome (graphile may not have recorded it yet). */
+  decidedBy(jobId: string, pool: string): boolean {
+    return this.decided.get(jobId)?.pool === pool;
+  }
+
   /** Forgets what a live pool decided long ago: graphile records an outcome within milliseconds or its pool dies. */
   prune(livePool: string | null, olderThanMs: number): void {
     const limit = Date.now() - olderThanMs;

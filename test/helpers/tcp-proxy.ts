@@ -6,13 +6,16 @@ export type ProxyMode = "pass" | "refuse" | "stall";
  * A TCP proxy between the service and Postgres that can fail the way a
  * network does (Jepsen-style): `refuse()` drops live connections and refuses
  * new ones, `reset()` drops live connections once, `stall()` keeps every
- * connection open but forwards nothing, `restore()` passes traffic again.
+ * connection open but forwards nothing, `resetOn(text)` resets the connection
+ * that sends `text`, `restore()` passes traffic again.
  * Used by the fault tests and bench/faults.ts.
  */
 export class TcpProxy {
   private mode: ProxyMode = "pass";
   private readonly pairs = new Set<{ client: Socket; upstream: Socket }>();
   private readonly held: (() => void)[] = [];
+  /** `resetOn`: the next connection whose client sends these bytes is reset there. */
+  private trap: { needle: Buffer; sprung: () => void } | null = null;
 
   private constructor(
     private readonly server: Server,
@@ -56,6 +59,14 @@ export class TcpProxy {
       client.on("error", () => upstream.destroy());
       const forward = (from: Socket, to: Socket) =>
         from.on("data", (chunk) => {
+          if (from === client && this.trap && Buffer.from(chunk).includes(this.trap.needle)) {
+            const { sprung } = this.trap;
+            this.trap = null;
+            client.resetAndDestroy();
+            upstream.destroy();
+            sprung();
+            return;
+          }
           if (this.mode === "stall") {
             from.pause();
             this.held.push(() => {
@@ -87,6 +98,11 @@ export class TcpProxy {
   /** Drops every live connection once; new ones are accepted. */
   reset(): void {
     this.dropAll();
+  }
+
+  /** Resets the next connection that sends `text` (before forwarding it); resolves once it did. */
+  resetOn(text: string): Promise<void> {
+    return new Promise((sprung) => (this.trap = { needle: Buffer.from(text), sprung }));
   }
 
   /** Forwards nothing (connections stay open, bytes wait) until `restore()`. */

@@ -1,8 +1,8 @@
 import { DEFAULT_LIMITS, EngineInputError, type FieldNames, type FieldRow, type InputFormat, type ParseLimits, type ParseOptions, type ParseSummary, type SourceRecord } from "../types";
-import { ByteReader, gunzip, isGzip } from "./bytes";
 import { parseDelimited, sniffDelimited } from "./csv";
 import { checkNotBinary, formatFromName, isZip, looksLikeNdjson, sniffFormat } from "./detect";
-import { decryptPgp, isPgpInput, withoutPgpExtension } from "./pgp";
+import { plainBytes } from "./layers";
+import { withoutPgpExtension } from "./pgp";
 import { RecordBuilder, RowNotes } from "./records";
 import { chooseEncoding, decodeSample, decodeText, loadDecoder } from "./text";
 
@@ -30,9 +30,6 @@ export interface ParsedInput {
   fields?: FieldNames;
 }
 
-/** Bytes looked at before deciding gzip, encoding and format. */
-const PEEK_BYTES = 64 * 1024;
-
 /**
  * Opens an input for reading: gzip, byte-order mark, encoding and format are
  * settled from the options, the name and the first bytes; records follow as
@@ -42,26 +39,11 @@ const PEEK_BYTES = 64 * 1024;
 export async function openInput(source: AsyncIterable<Uint8Array>, opts: ParseOptions): Promise<ParsedInput> {
   const limits: ParseLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const named = formatFromName(withoutPgpExtension(opts.filename));
-  let raw = new ByteReader(source);
-  let rawHead = await raw.peek(PEEK_BYTES);
-  if (rawHead.length === 0) throw new EngineInputError("The file is empty (0 bytes).");
-  const pgp = isPgpInput(rawHead, opts.filename);
-  if (pgp) {
-    if (!opts.pgp) {
-      throw new EngineInputError("The file is an OpenPGP message: set pgpPrivateKey (and pgpPassphrase) on the pipeline's connection so that it can be decrypted.");
-    }
-    raw = new ByteReader(await decryptPgp(raw.chunks(), rawHead, opts.pgp, limits));
-    rawHead = await raw.peek(PEEK_BYTES);
-    if (rawHead.length === 0) throw new EngineInputError("The file is empty once decrypted (an OpenPGP message holding 0 bytes).");
-  }
-  const gzip = isGzip(rawHead);
-  const reader = gzip ? new ByteReader(gunzip(raw.chunks(), limits)) : raw;
-  const head = gzip ? await reader.peek(PEEK_BYTES) : rawHead;
-  if (head.length === 0) throw new EngineInputError("The file is empty once decompressed (a gzip file holding 0 bytes).");
+  const { reader, head, gzip, pgp } = await plainBytes(source, opts, limits);
 
   const notes = new RowNotes();
   const summary: InputSummary = { format: opts.format ?? named ?? "csv", gzip, columns: [], raggedRows: 0, warnings: notes.warnings };
-  if (pgp) summary.pgp = { signatureVerified: opts.pgp?.partnerPublicKey !== undefined };
+  if (pgp) summary.pgp = pgp;
   const setColumns = (columns: string[]): void => {
     summary.columns = columns;
   };

@@ -2,6 +2,7 @@ import { storeCache } from "../../adapters/storage/index";
 import type { StorageConfig } from "../../adapters/storage/port";
 import { mayStripe, type SplitPlan, type StripeResult, type StripeSource, type StripeTask } from "../stripe-plan";
 import { type GrowingFile, processStriped, type Striped, type StripedInput, type StripeWorkers } from "../stripes";
+import { mayUnpack, stripeUnpacked } from "../unpack";
 import {
   DEFAULT_MIN_SPLIT_BYTES,
   type EnginePool,
@@ -192,7 +193,9 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
   /** A file read in stripes by `held`; on give-up, read whole by one of them. */
   async function session(job: Job, held: Slot[]): Promise<void> {
     try {
-      const striped = await runStriped(job, held, { kind: "store", size: job.req.size! });
+      const striped = mayUnpack(job.req, mayStripe, minSplitBytes)
+        ? await stripeUnpacked(job.req, storeFor(job.req.storage as StorageConfig), (req, input, progress) => runStriped({ ...job, req, progress }, held, input), job.progress, job.signal)
+        : await runStriped(job, held, { kind: "store", size: job.req.size! });
       if (striped) {
         settle(job, await striped.commit());
         return;
@@ -230,7 +233,8 @@ export function createEnginePool(opts: EnginePoolOptions): EnginePool & { stats(
       if (free.length === 0 && spawnable === 0) return;
       const job = queue.shift()!;
       const striped =
-        queue.length === 0 && free.length + spawnable >= 2 && !job.noStripes && mayStripe(job.req) && job.req.size !== undefined && job.req.size >= minSplitBytes;
+        queue.length === 0 && free.length + spawnable >= 2 && !job.noStripes &&
+        ((mayStripe(job.req) && job.req.size !== undefined && job.req.size >= minSplitBytes) || mayUnpack(job.req, mayStripe, minSplitBytes));
       if (striped) {
         // Nobody else waiting: every worker is held for this file.
         void session(job, holdAll(job, free));
