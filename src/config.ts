@@ -96,6 +96,8 @@ const Env = z.object({
   /** Largest sample POST /pipelines/{id}/preview and POST /schemas/infer read; a larger file is cut there (`truncated`). */
   PREVIEW_MAX_BYTES: z.coerce.number().int("must be a whole number").min(1024, "must be at least 1024").max(1024 ** 3, "must be at most 1073741824 (1 GiB)").default(4 * 1024 ** 2),
   /** A preview or schema inference stops reading its sample after this many milliseconds (`timedOut`). */
+  /** How often a processing run's record (and its subscribers) get its progress. */
+  PROGRESS_INTERVAL_MS: z.coerce.number().int("must be a whole number").min(100, "must be at least 100").max(60_000, "must be at most 60000").default(1000),
   PREVIEW_TIMEOUT_MS: z.coerce.number().int("must be a whole number").min(100, "must be at least 100").max(300_000, "must be at most 300000").default(10_000),
   /** Most members a zip archive may hold; checked from its central directory before anything is inflated. */
   MAX_ARCHIVE_MEMBERS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(100_000, "must be at most 100000").default(1000),
@@ -215,6 +217,8 @@ export interface Config {
   decompression: { maxBytes: number; maxRatio: number };
   /** Previews and schema inference: the sample's size limit and time limit. */
   preview: { maxBytes: number; timeoutMs: number };
+  /** How often a processing run's progress is recorded and pushed (PROGRESS_INTERVAL_MS). */
+  progressIntervalMs: number;
   /** Most members of a zip archive (MAX_ARCHIVE_MEMBERS). */
   maxArchiveMembers: number;
   fileLinkTtlSeconds: number;
@@ -310,6 +314,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     decompression: { maxBytes: e.MAX_DECOMPRESSED_BYTES, maxRatio: e.MAX_DECOMPRESSION_RATIO },
     preview: { maxBytes: e.PREVIEW_MAX_BYTES, timeoutMs: e.PREVIEW_TIMEOUT_MS },
+    progressIntervalMs: e.PROGRESS_INTERVAL_MS,
     maxArchiveMembers: e.MAX_ARCHIVE_MEMBERS,
     fileLinkTtlSeconds: e.FILE_LINK_TTL_SECONDS,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,

@@ -75,6 +75,7 @@ export async function createServiceContext(opts: ServiceOptions): Promise<Servic
       documentsSingleUploadMaxBytes: config.documentsSingleUploadMaxBytes,
       maxUploadBytes: config.maxUploadBytes,
       preview: config.preview,
+      progressIntervalMs: config.progressIntervalMs,
       outboundUploadTtlSeconds: config.outboundUploadTtlSeconds,
       outboundMaxPartBytes: config.outboundMaxPartBytes,
       auditRetentionDays: config.auditRetentionDays,

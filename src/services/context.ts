@@ -54,6 +54,8 @@ export interface ServiceContext {
     maxUploadBytes: number;
     /** Previews and schema inference: the sample's size limit (PREVIEW_MAX_BYTES) and time limit (PREVIEW_TIMEOUT_MS). */
     preview: { maxBytes: number; timeoutMs: number };
+    /** How often a processing run's progress is recorded and pushed (PROGRESS_INTERVAL_MS). */
+    progressIntervalMs: number;
     /** Lifetime of an outbound upload session that is not completed. */
     outboundUploadTtlSeconds: number;
     /** Largest body of one outbound upload part over REST. */

@@ -3,9 +3,6 @@ import { type EngineProgress, newEngineProgress, PROGRESS_BYTES, PROGRESS_ROWS }
 import type { ServiceContext } from "../context";
 import { publishStatus, type RunRow } from "./record";
 
-/** How often a processing run's record gets its progress: at most one write (and one event) a run per interval. */
-export const PROGRESS_INTERVAL_MS = 1000;
-
 /** `metadata.progress` while a run is processing (docs/decisions/runs.md). */
 export interface RunProgress {
   rowsRead: number;
@@ -19,7 +16,8 @@ export interface RunProgress {
 
 /**
  * Samples the engine's counters (written by its threads, read here) once
- * an interval while `row` is processed, and records them on the run: a
+ * an interval (PROGRESS_INTERVAL_MS: at most one write, and one event, a run
+ * per interval) while `row` is processed, and records them on the run: a
  * guarded update (only while this attempt is still `processing`) and a
  * run event, so that subscriptions push the run with its progress. A
  * sample that finds nothing new writes nothing. `stop` ends it and waits
@@ -62,7 +60,7 @@ export function reportProgress(ctx: ServiceContext, row: RunRow): { counters: En
     writing = write()
       .catch((err) => ctx.log.warn({ err, runId: row.id }, "run progress not recorded"))
       .finally(() => (writing = null));
-  }, PROGRESS_INTERVAL_MS);
+  }, ctx.settings.progressIntervalMs);
   return {
     counters,
     async stop() {
