@@ -154,7 +154,7 @@ export async function setup(dialect: "sqlite" | "pg", opts: { via?: TcpProxy; en
   // Not spawnSync: a proxy lives in this process's event loop.
   const proc = Bun.spawn([process.execPath, "src/cli.ts", "workspace:create", "--name", "Faults", "--email", "ops@faults-corp.com"], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "silent", ...env },
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "silent", ...env, SFTP_PORT: "0" },
     stdout: "pipe",
     stderr: "pipe",
   });

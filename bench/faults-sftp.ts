@@ -15,7 +15,8 @@ const PASSWORD = "faults-partner-Pw-4k9q";
 
 /**
  * `workers` OpenSSH clients put files of 50,000 rows into /inbound, one
- * connection per file, one after the other; SIGTERM after 3 s; then a new
+ * connection per file, one after the other; SIGTERM after 3 s (no upload
+ * starts after it, so at most `workers` are in flight); then a new
  * instance. An upload the client saw succeed must become a completed run of
  * the whole file; an upload cut by the stop may store nothing, or (when only
  * the answer to its close was lost) a run of the whole file; never a part.
@@ -28,6 +29,7 @@ export async function sigtermSftp(dialect: "sqlite" | "pg", workers = 6): Promis
   writeFileSync(join(dir, "rows.csv"), body);
   const a = await Instance.start(s.env);
   const accepted = new Set<string>();
+  const cutErrors = new Map<string, string>(); // what the client said of an upload it saw fail
   let tried = 0;
   let going = true;
   let n = 0;
@@ -37,13 +39,15 @@ export async function sigtermSftp(dialect: "sqlite" | "pg", workers = 6): Promis
       tried++;
       const r = await sftpBatch({ port: a.sftpPort, user, password: PASSWORD }, [`put rows.csv /inbound/${name}`], { cwd: dir, timeoutMs: 60_000 });
       if (r.code === 0) accepted.add(name);
+      else cutErrors.set(name, r.stderr.trim().replace(/\s+/g, " "));
     }
   });
   await sleep(3_000);
+  // No new upload after the signal: those in flight are the ones the stop meets.
+  going = false;
   const s0 = performance.now();
   await a.stop();
   const stopMs = performance.now() - s0;
-  going = false;
   await Promise.all(loops);
   const t0 = performance.now();
   const b = await Instance.start(s.env);
@@ -66,8 +70,9 @@ export async function sigtermSftp(dialect: "sqlite" | "pg", workers = 6): Promis
   for (const r of runs) perName.set(r.filename, (perName.get(r.filename) ?? 0) + 1);
   const duplicated = [...perName.values()].reduce((m, c) => m + Math.max(0, c - 1), 0);
   const cutStored = runs.filter((r) => !accepted.has(r.filename)).length;
+  for (const [name, err] of cutErrors) console.error(`${dialect} ${name}: ${runs.some((r) => r.filename === name) ? "stored" : "not stored"}; the client said: ${err}`);
   return [
-    `SIGTERM with SFTP uploads in flight (${dialect}; ${workers} clients, stopped in ${secs(stopMs)}, ${tried - accepted.size} cut or refused, of which ${cutStored} stored whole, ${partial} partial)`,
+    `SIGTERM with SFTP uploads in flight (${dialect}; ${workers} clients, stopped in ${secs(stopMs)}; ${tried - accepted.size} cut, of which ${cutStored} stored whole, ${partial} runs partial)`,
     tried,
     lost,
     duplicated,
