@@ -4,7 +4,7 @@
  * `sftp` client), and kill -9 while runs are being delivered to a customer's
  * own SFTP server (a throwaway OpenSSH sshd, test/helpers/sshd.ts).
  */
-import { watch, writeFileSync } from "node:fs";
+import { readdirSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startSshd } from "../test/helpers/sshd";
 import { sftpBatch } from "../test/helpers/sftp";
@@ -85,8 +85,8 @@ export async function sigtermSftp(dialect: "sqlite" | "pg", workers = 6): Promis
 
 /**
  * 20 outbound runs of 20,000 rows for a customer's own SFTP server (sshd);
- * kill -9 as soon as the first delivery's temporary file appears there,
- * then a new instance. Every run must end delivered with its whole file in
+ * once all are in, kill -9 as soon as the next delivery's temporary file
+ * appears there, then a new instance. Every run must end delivered with its whole file in
  * the customer's outbound folder. Deliveries are counted from the folder's
  * renames onto the final names (inotify): a file delivered twice counts once
  * in `duplicated` (the second copy replaces the first, as an overwrite).
@@ -136,8 +136,10 @@ export async function killDuringSftpDelivery(dialect: "sqlite" | "pg"): Promise<
     });
     if (done?.runId) runIds.set(done.runId, name);
   }
+  // The next delivery to begin once every run is in: killed with its temporary file half written.
+  tempSeen = false;
   for (let t = 0; !tempSeen && t < 6_000; t++) await sleep(5);
-  const inFlight = [...deliveries.keys()].length;
+  const before = deliveries.size;
   await a.kill9();
   const peakA = a.peakMiB;
   const t0 = performance.now();
@@ -156,13 +158,14 @@ export async function killDuringSftpDelivery(dialect: "sqlite" | "pg"): Promise<
   const whole = (name: string) => Bun.file(join(outbound, name)).text().then((t) => t.split("\n").filter(Boolean).length === 20_001, () => false);
   let lost = 0;
   for (const [id, name] of runIds) if (statuses.get(id) !== "delivered" || !(await whole(name))) lost++;
+  const leftovers = readdirSync(outbound).filter((f) => f.endsWith(".part")).length;
   const duplicated = [...runIds.values()].reduce((m, name) => m + Math.max(0, (deliveries.get(name) ?? 0) - 1), 0);
   watcher.close();
   await a.stop();
   await sshd.stop();
   await s.drop();
   return [
-    `kill -9 during delivery to a customer SFTP server (${dialect}; killed at the first temp file, ${inFlight} delivered before)`,
+    `kill -9 during delivery to a customer SFTP server (${dialect}; killed while writing a temp file, ${before} delivered before, ${leftovers} temp files left)`,
     runIds.size,
     lost,
     duplicated,
