@@ -250,10 +250,14 @@ export async function settle(url: string, key: string, pipelineId: string, t: Ta
   }
   const at = performance.now();
   const lost = [...t.accepted.keys()].filter((id) => runs.find((x) => x.id === id)?.status !== "completed").length;
+  return { lost, duplicated: duplicatedRuns(runs), at };
+}
+
+/** Runs beyond one per file name. */
+export function duplicatedRuns(runs: { filename: string }[]): number {
   const perName = new Map<string, number>();
   for (const r of runs) perName.set(r.filename, (perName.get(r.filename) ?? 0) + 1);
-  const duplicated = [...perName.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);
-  return { lost, duplicated, at };
+  return [...perName.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);
 }
 
 /** Uploads every `everyMs` until `stop()`; `done` settles once every upload answered. */

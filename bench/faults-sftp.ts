@@ -8,7 +8,7 @@ import { readdirSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startSshd } from "../test/helpers/sshd";
 import { sftpBatch } from "../test/helpers/sftp";
-import { client, COLUMNS_SCHEMA, csv, Instance, listRuns, type Row, secs, setup, sleep } from "./faults-lib";
+import { client, COLUMNS_SCHEMA, csv, duplicatedRuns, Instance, listRuns, type Row, secs, setup, sleep } from "./faults-lib";
 import { COLUMNS, tempDir } from "./lib";
 
 const PASSWORD = "faults-partner-Pw-4k9q";
@@ -66,9 +66,7 @@ export async function sigtermSftp(dialect: "sqlite" | "pg", workers = 6): Promis
   await b.stop();
   await s.drop();
   const lost = [...accepted].filter((name) => !runs.some((r) => r.filename === name && r.status === "completed")).length;
-  const perName = new Map<string, number>();
-  for (const r of runs) perName.set(r.filename, (perName.get(r.filename) ?? 0) + 1);
-  const duplicated = [...perName.values()].reduce((m, c) => m + Math.max(0, c - 1), 0);
+  const duplicated = duplicatedRuns(runs);
   const cutStored = runs.filter((r) => !accepted.has(r.filename)).length;
   for (const [name, err] of cutErrors) console.error(`${dialect} ${name}: ${runs.some((r) => r.filename === name) ? "stored" : "not stored"}; the client said: ${err}`);
   return [
