@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createEnginePool } from "../src/engine/pool";
 import { processFile } from "../src/engine/process";
 import type { ProcessOutcome, ProcessRequest, SchemaRef } from "../src/engine/types";
-import { localStore, request } from "./engine.support";
+import { localStore, request } from "./helpers/engine";
 
 // An uploaded file processed while it arrives (EnginePool.speculate): its run's job must get exactly what reading
 // the stored file gives, or the file is read as usual; nothing is left behind either way.

@@ -4,7 +4,7 @@ import JSZip from "jszip";
 import { closestColumns, editDistance, normalizeName, planHeader } from "../src/engine/header";
 import { processFile } from "../src/engine/process";
 import type { SchemaRef } from "../src/engine/types";
-import { jsonLines, localStore, request } from "./engine.support";
+import { jsonLines, localStore, request } from "./helpers/engine";
 
 /** The header diagnosis (headerMatch, missingColumns) and emptyCells, through processFile on one worker. */
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openInput } from "../src/engine/parse";
 import { processFile } from "../src/engine/process";
-import { localStore, request } from "./engine.support";
+import { localStore, request } from "./helpers/engine";
 import { hostileCases, NS, sharedStringBomb, sheetUsingString0, workbookOf } from "./fixtures/hostile/generate";
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { processFile } from "../src/engine/process";
 import type { SchemaRef } from "../src/engine/types";
-import { jsonLines, localStore, request } from "./engine.support";
+import { jsonLines, localStore, request } from "./helpers/engine";
 import { generatedCases } from "./fixtures/malformed/generated";
 
 /**

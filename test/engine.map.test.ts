@@ -3,7 +3,7 @@ import type { RowError } from "../src/domain/runs";
 import { compileMapping, MappingConfigError, schemaProperties } from "../src/engine/map";
 import { RecordBuilder, RowNotes } from "../src/engine/parse/records";
 import { describeFailure, FAIL, TRANSFORM_FNS } from "../src/engine/transforms";
-import type { FieldMapping } from "../src/services/pipelines/shapes";
+import type { FieldMapping } from "../src/domain/mappings";
 
 function mapOne(fieldMappings: FieldMapping[], record: Record<string, unknown>, props: string[] = []) {
   const errors: RowError[] = [];

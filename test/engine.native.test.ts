@@ -6,7 +6,7 @@ import { nativeStats } from "../src/engine/native/stripe";
 import { planSplit, processStripe } from "../src/engine/split";
 import type { StripeResult, StripeTask } from "../src/engine/stripe-plan";
 import type { SchemaRef } from "../src/engine/types";
-import { localStore, request } from "./engine.support";
+import { localStore, request } from "./helpers/engine";
 
 // The native row loop must write exactly what the JavaScript path writes: every stripe below is read both ways
 // (FPS_ENGINE_NATIVE=0 turns the native loop off per stripe) and the results compared byte for byte.

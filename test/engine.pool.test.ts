@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { createEnginePool } from "../src/engine/pool";
 import type { ProcessOutcome } from "../src/engine/types";
 import { Harness } from "./helpers/harness";
-import { jsonLines, localStore, request, type TestStore } from "./engine.support";
+import { jsonLines, localStore, request, type TestStore } from "./helpers/engine";
 
 const t = localStore();
 afterAll(() => t.close());
@@ -105,7 +105,7 @@ describe("engine pool", () => {
   });
 
   test("a worker that dies fails its request with a message and is replaced", async () => {
-    const pool = createEnginePool({ size: 1, workerUrl: new URL("./engine.crash-worker.ts", import.meta.url) });
+    const pool = createEnginePool({ size: 1, workerUrl: new URL("./helpers/engine-crash-worker.ts", import.meta.url) });
     try {
       for (const name of ["exit.csv", "throw.csv"]) {
         const req = await stored(t, name, 2);

@@ -4,7 +4,7 @@ import { gzipSync } from "node:zlib";
 import type { ObjectStore } from "../src/adapters/storage/port";
 import { processFile } from "../src/engine/process";
 import type { ProcessRequest, SchemaRef } from "../src/engine/types";
-import { jsonLines, localStore, PEOPLE_SCHEMA, request } from "./engine.support";
+import { jsonLines, localStore, PEOPLE_SCHEMA, request } from "./helpers/engine";
 
 const INPUTS = `${import.meta.dir}/fixtures/inputs`;
 const t = localStore();

@@ -7,7 +7,7 @@ import { planSplit, processStripe, readHead } from "../src/engine/split";
 import { cutIn, type StripeTask } from "../src/engine/stripe-plan";
 import { type GrowingFile, processStriped, renumberRejects, type StripeWorkers } from "../src/engine/stripes";
 import type { ProcessOutcome, ProcessRequest, SchemaRef } from "../src/engine/types";
-import { localStore, request } from "./engine.support";
+import { localStore, request } from "./helpers/engine";
 
 // One file read by several workers must give exactly what one worker gives.
 const t = localStore();

@@ -6,7 +6,7 @@ import { createEnginePool } from "../src/engine/pool";
 import type { PgpKeys } from "../src/engine/parse/pgp";
 import { mayUnpack, plainName } from "../src/engine/unpack";
 import { type ProcessRequest, newEngineProgress } from "../src/engine/types";
-import { jsonLines, localStore, request } from "./engine.support";
+import { jsonLines, localStore, request } from "./helpers/engine";
 import { Gpg } from "./helpers/gpg";
 
 /**

@@ -1,5 +1,5 @@
 import type { HeaderSummary } from "../domain/runs";
-import type { FieldMapping, HeaderMatch } from "../services/pipelines/shapes";
+import type { FieldMapping, HeaderMatch } from "../domain/mappings";
 import { type CompiledMapping, compileMapping, schemaProperties } from "./map";
 import type { ProcessRequest } from "./types";
 

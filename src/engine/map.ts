@@ -1,5 +1,5 @@
 import type { RowError } from "../domain/runs";
-import { type EmptyCells, type FieldMapping, type Transform } from "../services/pipelines/shapes";
+import { type EmptyCells, type FieldMapping, type Transform } from "../domain/mappings";
 import { describeFailure, FAIL, TRANSFORM_FNS, type TransformFn } from "./transforms";
 import { positionalName } from "./parse/records";
 import type { FieldRow, SourceRecord } from "./types";

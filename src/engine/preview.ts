@@ -1,5 +1,5 @@
 import type { RowError } from "../domain/runs";
-import type { FieldMapping, PipelineMappings } from "../services/pipelines/shapes";
+import type { FieldMapping, PipelineMappings } from "../domain/mappings";
 import { type HeaderPlan, planHeader } from "./header";
 import { compileMapping, MappingConfigError, schemaProperties } from "./map";
 import { openInput } from "./parse";

@@ -1,6 +1,6 @@
-import { edenGC, fullGC } from "bun:jsc";
 import type { ObjectStore } from "../adapters/storage/port";
 import type { RowError, RunCounts } from "../domain/runs";
+import { rowCollector } from "../runtime/gc";
 import { type HeaderStep, type HeaderSummary, hasHeader, headerStep, mappingFor } from "./header";
 import { type CompiledMapping, MappingConfigError } from "./map";
 import { openInput, type ParsedInput } from "./parse";
@@ -212,24 +212,6 @@ export function isStackOverflow(err: Error): boolean {
   return err instanceof RangeError && /call stack/i.test(err.message);
 }
 
-/**
- * A collection after about this many rows in each worker, every second one
- * full. Each row leaves about 1.3 KB of short-lived strings, arrays and
- * objects; JavaScriptCore left to itself collects late (its budgets follow
- * the machine's RAM), so a worker's resident memory grew by 150+ MB on a
- * large file. The collections run between batches, where nothing parsed is
- * alive (a batch is emptied once written, and the CSV reader hands out each
- * parsed piece whole, src/engine/parse/csv.ts): an eden collection then frees
- * nearly everything and promotes almost nothing, and the full one after it
- * frees what was promoted. Measured on the bench file and the 1 GB file
- * (docs/decisions/engine.md, "Memory"): a full collection every 16,384 rows
- * 1.27 s / 280 MiB peak; eden every 8,192 with every second one full 1.13 s /
- * 260 MiB; every third one full 1.06 s but 360-400 MiB. `fullGC`/`edenGC`
- * from bun:jsc, not `Bun.gc(true)`, which also throws away all compiled code.
- */
-const GC_EVERY_ROWS = 8_192;
-const FULL_EVERY = 2;
-
 export interface PumpOptions {
   mapping: CompiledMapping;
   validator: RowValidator;
@@ -313,8 +295,8 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
   const rowErrors: RowError[] = [];
   let stop: string | null = null;
   let rejectText = "";
-  let sinceCollect = 0;
-  let collections = 0;
+  // Collections between batches (src/runtime/gc.ts), where nothing parsed is alive.
+  const collector = rowCollector();
   let headerDone = o.header === undefined;
   const checkHeader = (): string | null => {
     headerDone = true;
@@ -366,14 +348,10 @@ export async function pumpRows(input: Pick<ParsedInput, "batches" | "fieldBatche
       rejectText = "";
     }
     // Nothing of this batch stays reachable from here (producers never reuse a batch), so a collection finds it dead.
-    sinceCollect += batch.length;
+    const batchRows = batch.length;
     out.length = 0;
     (batch as unknown[]).length = 0;
-    if (sinceCollect >= GC_EVERY_ROWS) {
-      sinceCollect = 0;
-      if (++collections % FULL_EVERY === 0) fullGC();
-      else edenGC();
-    }
+    collector.add(batchRows);
   }
   // A header and no rows: the header is still checked.
   return headerDone ? null : checkHeader();

@@ -3,7 +3,7 @@ import { readSync } from "node:fs";
 import Papa from "papaparse";
 import type { ObjectStore } from "../adapters/storage/port";
 import type { RowError, RunCounts } from "../domain/runs";
-import type { FieldMapping } from "../services/pipelines/shapes";
+import type { FieldMapping } from "../domain/mappings";
 import { openInput } from "./parse";
 import { isGzip } from "./parse/bytes";
 import { type HeaderSummary, hasHeader, headerPlanFor, mappingFor } from "./header";
@@ -22,7 +22,7 @@ import { ChunkEncoder } from "./write/chunks";
  * "One file on both workers"): `planSplit` decides from the file's first
  * bytes whether and how it may be cut, and `processStripe` maps, validates
  * and renders one stripe (a byte range cut at a line end) into buffers that
- * go back to the coordinator (src/engine/stripes.ts, on the service's main
+ * go back to the coordinator (src/engine/stripes, on the service's main
  * thread), which writes the stripes in order. Nothing here writes a file.
  */
 

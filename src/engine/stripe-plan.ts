@@ -1,8 +1,9 @@
 import type { RowError, RunCounts, RunMetadata } from "../domain/runs";
+import type { ProcessRequest } from "./types";
 
 /**
  * What the worker threads and the coordinator of a striped run share
- * (src/engine/split.ts, src/engine/stripes.ts). Types and byte scanning
+ * (src/engine/split.ts, src/engine/stripes). Types and byte scanning
  * only: the service's main thread imports this, never the parsers.
  */
 
@@ -60,7 +61,7 @@ export interface StripeResult {
  * quotes: a line with an odd number opens or closes a quoted field that
  * spans lines, so the line ends around it are avoided. Without such a line
  * end, the first one. A guess either way: the stripe before a cut proves it
- * (src/engine/stripes.ts).
+ * (src/engine/stripes).
  */
 export function cutIn(window: Uint8Array, newline: "\n" | "\r\n", quote: number | null): number {
   const ends: number[] = [];
@@ -80,4 +81,15 @@ function evenQuotes(b: Uint8Array, from: number, to: number, quote: number): boo
   let n = 0;
   for (let i = b.indexOf(quote, from); i >= 0 && i < to; i = b.indexOf(quote, i + 1)) n++;
   return n % 2 === 0;
+}
+
+/** Names the engine reads only whole (workbooks, JSON and XML documents, gzip). */
+const WHOLE_ONLY = /\.(xlsx|xls|json|xml|gz|gzip|zip|pgp|gpg|asc)$/i;
+
+/** Whether a file may be striped, by its request alone (the first bytes decide the rest, in split.ts). */
+export function mayStripe(req: ProcessRequest): boolean {
+  const o = req.mappings.options;
+  if (req.outputFormat !== "json" || o.headerRow === false || o.skipEmptyLines === false) return false;
+  if (o.format !== undefined) return o.format === "csv" || o.format === "tsv" || o.format === "ndjson";
+  return !WHOLE_ONLY.test(req.filename);
 }

@@ -1,4 +1,4 @@
-import type { Transform } from "../services/pipelines/shapes";
+import type { Transform } from "../domain/mappings";
 
 /**
  * The closed transform list (docs/decisions/mappings.md, engine.md).

@@ -1,5 +1,5 @@
 import type { RowError, RunCounts, RunMetadata } from "../domain/runs";
-import type { PipelineMappings } from "../services/pipelines/shapes";
+import type { PipelineMappings } from "../domain/mappings";
 import type { StorageConfig, WriteObserver } from "../adapters/storage/port";
 import type { FixedWidthSpec } from "./parse/fixed";
 import type { PgpKeys } from "./parse/pgp";

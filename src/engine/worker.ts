@@ -6,7 +6,7 @@ import { trace } from "./trace";
 import type { EngineProgress, ProcessOutcome, ProcessRequest } from "./types";
 
 /**
- * Bun Worker entry (src/engine/pool.ts starts it). Messages in, each
+ * Bun Worker entry (src/engine/pool starts it). Messages in, each
  * answered with the same `id` except `prepare`:
  * - `process`: the whole file; answers `{ id, outcome }`.
  * - `plan`: whether and how the file may be read in stripes, from its first

@@ -2,7 +2,7 @@ import { type Attributes, type FileEntry, type SFTPWrapper, utils } from "ssh2";
 import { AppError } from "../domain/errors";
 import type { Logger } from "../logger";
 import { clientPath, type ObjectReader, resolveClientPath, type SpaceEntry, type SpaceFiles, type SpaceWriter } from "../services/space-files";
-import { transferred } from "./memory";
+import { transferred } from "../runtime/gc";
 import { sftpStatus } from "./status";
 
 const { OPEN_MODE, STATUS_CODE } = utils.sftp;

@@ -1,6 +1,6 @@
 import { index, integer, json, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
-import type { PipelineMappings } from "../../../src/services/pipelines/shapes";
-import type { VersionActor, VersionChanges } from "../../../src/services/pipelines/version-shapes";
+import type { PipelineMappings } from "../../../src/domain/mappings";
+import type { VersionActor, VersionChanges } from "../../../src/domain/pipeline-versions";
 import { time } from "./columns";
 import { pipelines } from "./pipelines";
 import { workspaces } from "./workspaces";

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { boolean, index, integer, json, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
-import type { PipelineMappings } from "../../../src/services/pipelines/shapes";
+import type { PipelineMappings } from "../../../src/domain/mappings";
 import { timestamps } from "./columns";
 import { connections } from "./connections";
 import { schemas } from "./schemas";

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { PipelineMappings } from "../../../src/services/pipelines/shapes";
+import type { PipelineMappings } from "../../../src/domain/mappings";
 import { timestamps } from "./columns";
 import { connections } from "./connections";
 import { schemas } from "./schemas";

@@ -7,7 +7,7 @@ import { RunEventPayload } from "./shapes";
 
 /** The channel every instance on one database listens on (NOTIFY is scoped to the database). */
 export const CHANNEL = "fps_run_events";
-/** Signals between instances (cache invalidation): `{origin, topic}`, on the same LISTEN connection (db/client.ts sends the read caches' from inside transactions). */
+/** Signals between instances (cache invalidation): `{origin, topic}`, on the same LISTEN connection (db/open-postgres.ts sends the read caches' from inside transactions). */
 export const SIGNALS = SIGNALS_CHANNEL;
 /** Postgres refuses NOTIFY payloads of 8000 bytes or more. */
 const MAX_PAYLOAD = 7999;

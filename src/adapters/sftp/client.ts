@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import { Client, type SFTPWrapper } from "ssh2";
+import { RESERVED_NAME } from "../../domain/reserved";
 import type { LoginResult, SftpClientPort, SftpEntry, SftpErrorCode, SftpLogin, SftpResult, SftpSession, UploadBody } from "./port";
 import { tcpProbe } from "./tcp-probe";
 
@@ -342,7 +343,7 @@ class Ssh2Session implements SftpSession {
     const listed = await this.list(dir);
     const readable: SftpResult<{ entries: number }> = listed.ok ? { ok: true, value: { entries: listed.value.length } } : listed;
     if (!opts.write) return { readable };
-    const probe = posix.join(dir, `.fps-write-check-${randomBytes(4).toString("hex")}.tmp`);
+    const probe = posix.join(dir, `${RESERVED_NAME}-write-check-${randomBytes(4).toString("hex")}.tmp`);
     const written = await this.writeFile(probe, "file pipeline service write check\n", "wx");
     if (!written.ok) return { readable, writable: written };
     const removed = await this.remove(probe);

@@ -1,4 +1,5 @@
 import { AppError } from "../../domain/errors";
+import { RESERVED_NAME } from "../../domain/reserved";
 
 /**
  * Object keys: `/`-separated, no leading slash, no empty, `.` or `..`
@@ -8,7 +9,7 @@ import { AppError } from "../../domain/errors";
  * bookkeeping (temp files, multipart parts, metadata).
  */
 const MAX_KEY_BYTES = 1024;
-export const RESERVED_SEGMENT = ".fps";
+export const RESERVED_SEGMENT = RESERVED_NAME;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
 const FORBIDDEN = /[\u0000-\u001f\u007f\\]/;

@@ -36,7 +36,7 @@ export interface CompletedPart {
   etag: string;
 }
 
-/** Told where an arriving body's bytes go while they are written (src/engine/stripes.ts reads them as they come). */
+/** Told where an arriving body's bytes go while they are written (src/engine/stripes reads them as they come). */
 export interface WriteObserver {
   /** The file the bytes are written to, once it exists (a temp file; it is renamed into place at the end). */
   opened(path: string): void;

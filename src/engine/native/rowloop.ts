@@ -1,7 +1,7 @@
 import { dlopen, FFIType } from "bun:ffi";
 import { existsSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { type FieldMapping } from "../../services/pipelines/shapes";
+import { type FieldMapping } from "../../domain/mappings";
 import { FAIL, TRANSFORM_FNS } from "../transforms";
 
 /**

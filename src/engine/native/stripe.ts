@@ -115,7 +115,7 @@ export function nativeRows(s: NativeStripe): NativeStripeEnd {
     }
     const stop = invalidRow(s, rowIndex, rowErrors, s.policy !== "fail" ? record(fields) : null, s.rejects);
     if (stop !== null) return end(io[IO_POS]!, stop);
-    // Under `fail` the run fails anyway: one worker reads the file again for its message (src/engine/stripes.ts).
+    // Under `fail` the run fails anyway: one worker reads the file again for its message (src/engine/stripes).
     if (s.policy === "fail") return end(io[IO_POS]!, `row ${rowIndex + 1} is invalid and mappings.validations.onInvalidRow is 'fail'`);
   }
 }

@@ -230,7 +230,7 @@ export function openFileSink(store: FileStore, key: string, contentType: string)
 }
 
 /**
- * Where a striped run's coordinator writes (src/engine/stripes.ts): on the
+ * Where a striped run's coordinator writes (src/engine/stripes): on the
  * service's main thread, so a local file is written with asynchronous writes
  * (the HTTP server never waits on the disk), else a stream into the store.
  */

@@ -1,9 +1,12 @@
 import { z } from "zod";
 import { QueryTime } from "../runs/shapes";
 import { Id, PageQuery } from "../shared/shapes";
+import { AuditActor } from "../../domain/actors";
+
+// The actor is stored with pipeline versions too (db/), so it lives in src/domain; re-exported here.
+export { AUDIT_ACTOR_TYPES, AuditActor } from "../../domain/actors";
 
 export const AUDIT_SURFACES = ["rest", "graphql", "trpc", "cli"] as const;
-export const AUDIT_ACTOR_TYPES = ["key", "person", "cli"] as const;
 
 /** `GET /audit-events`: newest first. */
 export const ListAuditEventsQuery = PageQuery.extend({
@@ -17,16 +20,6 @@ export const ListAuditEventsQuery = PageQuery.extend({
   if (q.from && q.to && q.from.getTime() > q.to.getTime()) ctx.addIssue({ code: "custom", path: ["to"], message: "must not be before from" });
 });
 export type ListAuditEventsQuery = z.input<typeof ListAuditEventsQuery>;
-
-/** Who made a change: an API key, a person, or the admin CLI. */
-export const AuditActor = z
-  .object({
-    type: z.enum(AUDIT_ACTOR_TYPES).meta({ description: "`key`: an API key; `person`: a person on the dashboard (their session, or signing up, logging in, following a link); `cli`: the admin CLI." }),
-    id: z.string().optional().meta({ description: "The API key's id, or the person's id (`user_...`)." }),
-    name: z.string().optional().meta({ description: "The API key's name, or the person's e-mail address." }),
-  })
-  .meta({ id: "AuditActor" });
-export type AuditActor = z.output<typeof AuditActor>;
 
 export const AuditEvent = z
   .object({

@@ -3,7 +3,7 @@ import type { FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RowSplitter } from "../files/processed-file";
-import { streamed } from "../shared/streamed";
+import { streamed } from "../../runtime/gc";
 
 /**
  * Whole-record multiset difference of two processed JSON files, in bounded

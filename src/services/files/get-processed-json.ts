@@ -1,7 +1,7 @@
 import { AppError } from "../../domain/errors";
 import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
-import { streamed } from "../shared/streamed";
+import { streamed } from "../../runtime/gc";
 import { RowSplitter } from "./processed-file";
 import { findRunByProcessedName, loadRun, processedFilename, requireProcessedJson, type RunFile } from "./runs";
 import { ProcessedJsonQuery } from "./shapes";

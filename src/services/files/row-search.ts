@@ -16,7 +16,7 @@
  * decision a fraction of that, which is what keeps a common term fast.
  */
 
-import { streamed } from "../shared/streamed";
+import { streamed } from "../../runtime/gc";
 
 export type Row = Record<string, unknown>;
 

@@ -1,4 +1,3 @@
-import { fullGC } from "bun:jsc";
 import { and, eq } from "drizzle-orm";
 import { uniqueViolation } from "../../../db/client";
 import { runKeys, safeFilename } from "../../adapters/storage/keys";
@@ -6,9 +5,8 @@ import { AppError } from "../../domain/errors";
 import { newId } from "../../domain/ids";
 import { currentRequestId } from "../../domain/request-context";
 import type { RunSource } from "../../domain/runs";
-import { transferred } from "../../sftp/memory";
 import type { Actor, ServiceContext } from "../context";
-import { streamed } from "../shared/streamed";
+import { collectNow, streamed, transferred } from "../../runtime/gc";
 import type { Speculation } from "../../engine/types";
 import type { PipelineRow } from "../pipelines/record";
 import { isArchiveName, splitArchive } from "./archive";
@@ -104,7 +102,7 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
   // collected now, before the run's worker threads add their own memory (docs/decisions/engine.md, "Memory").
   // Not when the engine read the file as it arrived: its workers are busy and this thread coordinates them,
   // so the ~40 ms pause would idle both (6% of the 1M-row run), and `streamed` already bounded the upload's garbage.
-  if (!early && stored.size >= COLLECT_AFTER_BYTES) fullGC();
+  if (!early && stored.size >= COLLECT_AFTER_BYTES) collectNow();
   // Other doors count their bytes where the file is received (a file there may start several runs).
   if (opts.source === "upload" && !opts.reprocess) ctx.metrics.bytesReceived("upload", stored.size);
 

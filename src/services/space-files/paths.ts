@@ -1,4 +1,5 @@
 import { AppError } from "../../domain/errors";
+import { RESERVED_NAME } from "../../domain/reserved";
 import { INBOUND_FOLDER, isInside, isTemporaryName, normalizeSpacePath, OUTBOUND_FOLDER } from "../spaces";
 
 /**
@@ -8,7 +9,7 @@ import { INBOUND_FOLDER, isInside, isTemporaryName, normalizeSpacePath, OUTBOUND
  * (the same name as src/services/documents/space.ts, which shows the same
  * space). Hidden from listings; clients cannot name it.
  */
-export const FOLDER_MARKER = ".fps-folder";
+export const FOLDER_MARKER = `${RESERVED_NAME}-folder`;
 
 /** Folders every space shows, whether or not they hold anything; they cannot be removed or renamed. */
 export const FIXED_FOLDERS: readonly string[] = [INBOUND_FOLDER, OUTBOUND_FOLDER];

@@ -1,4 +1,5 @@
 import { AppError } from "../../domain/errors";
+import { RESERVED_NAME } from "../../domain/reserved";
 
 /**
  * A connection's file space: the folder tree that the documents API browses,
@@ -42,7 +43,7 @@ export function normalizeSpacePath(input: unknown, field: string, opts: { allowA
   if (!opts.allowAbsolute && input.startsWith("/")) throw invalid(field, "must be relative to the connection's space (no leading '/')");
   const segments = input.split("/").filter((s) => s !== "" && s !== ".");
   if (segments.includes("..")) throw invalid(field, "must not contain '..'");
-  if (segments[0] === ".fps") throw invalid(field, "must not start with the reserved '.fps' folder");
+  if (segments[0] === RESERVED_NAME) throw invalid(field, `must not start with the reserved '${RESERVED_NAME}' folder`);
   const path = segments.join("/");
   if (Buffer.byteLength(path) > MAX_PATH_BYTES) throw invalid(field, `must be at most ${MAX_PATH_BYTES} bytes`);
   return path;

@@ -1,5 +1,5 @@
 // The engine's worker, except that it dies on chosen file names: for test/engine.pool.test.ts.
-import "../src/engine/worker";
+import "../../src/engine/worker";
 
 declare const self: Worker;
 const real = self.onmessage!;

@@ -2,10 +2,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createObjectStore } from "../src/adapters/storage/index";
-import type { ObjectStore, StorageConfig } from "../src/adapters/storage/port";
-import type { ProcessRequest, SchemaRef } from "../src/engine/types";
-import { PipelineMappings } from "../src/services/pipelines/shapes";
+import { createObjectStore } from "../../src/adapters/storage/index";
+import type { ObjectStore, StorageConfig } from "../../src/adapters/storage/port";
+import type { ProcessRequest, SchemaRef } from "../../src/engine/types";
+import { PipelineMappings } from "../../src/domain/mappings";
 
 export interface TestStore {
   store: ObjectStore;
