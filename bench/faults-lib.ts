@@ -9,7 +9,8 @@ import type { TcpProxy } from "../test/helpers/tcp-proxy";
 import { COLUMNS, csvRow, ROOT, tempDir, VERSION } from "./lib";
 
 export const PG_ADMIN = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const SCHEMA = {
+/** A schema of the generated CSV's columns, every one a string. */
+export const COLUMNS_SCHEMA = {
   type: "object",
   properties: Object.fromEntries(COLUMNS.map((c) => [c, { type: "string" }])),
   required: ["id"],
@@ -30,6 +31,8 @@ function freePort(): number {
 /** One service process; `peakMiB` follows its VmHWM while it lives. */
 export class Instance {
   peakMiB = 0;
+  /** The hosted SFTP server's port when started with `SFTP_PORT: "free"` (else 0: any port, unknown here). */
+  sftpPort = 0;
   private sampler: ReturnType<typeof setInterval>;
   private constructor(
     readonly proc: ReturnType<typeof Bun.spawn>,
@@ -43,18 +46,31 @@ export class Instance {
    * service: another process may take it in between (the machine runs other
    * work), and the service then exits at start; that is retried on a new
    * port. The instance counts as up once it answers /livez and is still alive.
+   * `SFTP_PORT: "free"` picks the hosted SFTP server's port the same way.
    */
   static async start(env: Record<string, string>): Promise<Instance> {
     for (let attempt = 1; ; attempt++) {
       const port = freePort();
       const url = `http://127.0.0.1:${port}`;
+      const sftpPort = env.SFTP_PORT === "free" ? freePort() : 0;
       const proc = Bun.spawn([process.execPath, "src/main.ts"], {
         cwd: ROOT,
-        env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", LOG_LEVEL: process.env.FAULTS_LOG ?? "silent", SFTP_PORT: "0", SMTP_PORT: "0", SFTP_POLL_CRON: "off", ...env, PORT: String(port), PUBLIC_URL: url },
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOST: "127.0.0.1",
+          LOG_LEVEL: process.env.FAULTS_LOG ?? "silent",
+          SMTP_PORT: "0",
+          SFTP_POLL_CRON: "off",
+          ...env,
+          SFTP_PORT: String(sftpPort || (env.SFTP_PORT ?? 0)),
+          PORT: String(port),
+          PUBLIC_URL: url,
+        },
         stdout: "inherit",
         stderr: "inherit",
       });
       const i = new Instance(proc, url);
+      i.sftpPort = sftpPort;
       const up = await i.waitUp();
       if (up) return i;
       clearInterval(i.sampler);
@@ -111,8 +127,11 @@ export interface Setup {
   drop(): Promise<void>;
 }
 
-/** `via`: Postgres through a fault proxy. `env`: more settings for every instance (S3, webhooks, notifications). */
-export async function setup(dialect: "sqlite" | "pg", opts: { via?: TcpProxy; env?: Record<string, string> } = {}): Promise<Setup> {
+/**
+ * `via`: Postgres through a fault proxy. `env`: more settings for every instance (S3, webhooks, notifications).
+ * `connection`: more fields of the hosted connection (an SFTP login, say).
+ */
+export async function setup(dialect: "sqlite" | "pg", opts: { via?: TcpProxy; env?: Record<string, string>; connection?: Record<string, unknown> } = {}): Promise<Setup> {
   const dataDir = tempDir("fps-faults-");
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
@@ -135,7 +154,7 @@ export async function setup(dialect: "sqlite" | "pg", opts: { via?: TcpProxy; en
   // Not spawnSync: a proxy lives in this process's event loop.
   const proc = Bun.spawn([process.execPath, "src/cli.ts", "workspace:create", "--name", "Faults", "--email", "ops@faults-corp.com"], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "silent", ...env },
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "silent", ...env, SFTP_PORT: "0" },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -143,8 +162,8 @@ export async function setup(dialect: "sqlite" | "pg", opts: { via?: TcpProxy; en
   if (cli.exitCode !== 0) throw new Error(`workspace:create: ${cli.stderr.split("\n").filter((l) => l.includes("rror")).join(" ").slice(0, 300)}`);
   const key = JSON.parse(cli.stdout).apiKey as string;
   const api = client(first.url, key);
-  const conn = await api.json("POST", "/connections", { name: "Faults feed", type: "SFTP", useHostedSFTP: true });
-  const schema = await api.json("POST", "/schemas", { name: "Rows", definition: SCHEMA });
+  const conn = await api.json("POST", "/connections", { name: "Faults feed", type: "SFTP", useHostedSFTP: true, ...opts.connection });
+  const schema = await api.json("POST", "/schemas", { name: "Rows", definition: COLUMNS_SCHEMA });
   const pipeline = await api.json("POST", "/pipelines", {
     name: "Faults",
     clientId: conn.id,
@@ -231,10 +250,14 @@ export async function settle(url: string, key: string, pipelineId: string, t: Ta
   }
   const at = performance.now();
   const lost = [...t.accepted.keys()].filter((id) => runs.find((x) => x.id === id)?.status !== "completed").length;
+  return { lost, duplicated: duplicatedRuns(runs), at };
+}
+
+/** Runs beyond one per file name. */
+export function duplicatedRuns(runs: { filename: string }[]): number {
   const perName = new Map<string, number>();
   for (const r of runs) perName.set(r.filename, (perName.get(r.filename) ?? 0) + 1);
-  const duplicated = [...perName.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);
-  return { lost, duplicated, at };
+  return [...perName.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);
 }
 
 /** Uploads every `everyMs` until `stop()`; `done` settles once every upload answered. */

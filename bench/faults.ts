@@ -10,6 +10,8 @@
  *   uploads keep coming;
  * - two instances on one Postgres with one killed;
  * - SIGTERM while uploads and runs are in flight, then a new instance;
+ * - SIGTERM while SFTP uploads are in flight, and kill -9 while runs are
+ *   delivered to a customer's SFTP server (bench/faults-sftp.ts);
  * - S3, a webhook receiver and an SMTP relay down then up, and kill -9 while
  *   webhooks are being delivered (bench/faults-outside.ts);
  * - 200 concurrent uploads and 2,000 concurrent reads.
@@ -29,6 +31,7 @@ import { join } from "node:path";
 import { TcpProxy } from "../test/helpers/tcp-proxy";
 import { client, csv, faultUnderUploads, Instance, PG_ADMIN, type Row, secs, type Setup, settle, setup, sleep, steadyUploads, Tally } from "./faults-lib";
 import { killDuringDelivery, s3Down, smtpDown, webhookDown } from "./faults-outside";
+import { killDuringSftpDelivery, sigtermSftp } from "./faults-sftp";
 import { machine, ROOT, table, VERSION } from "./lib";
 
 const ROUNDS = Number(process.argv[2] ?? 3);
@@ -202,9 +205,13 @@ const scenarios: [string, () => Promise<void>][] = [
   ["two", twoInstancesOneKilled],
   ["sigterm-sqlite", () => sigtermUnderLoad("sqlite")],
   ["sigterm-pg", () => sigtermUnderLoad("pg")],
+  ["sigterm-sftp-sqlite", async () => void rows.push(await sigtermSftp("sqlite"))],
+  ["sigterm-sftp-pg", async () => void rows.push(await sigtermSftp("pg"))],
   ["s3", async () => void rows.push(await s3Down(10_000))],
   ["webhook", async () => void rows.push(await webhookDown(1))],
   ["kill-delivery", async () => void rows.push(await killDuringDelivery())],
+  ["kill-sftp-delivery-sqlite", async () => void rows.push(await killDuringSftpDelivery("sqlite"))],
+  ["kill-sftp-delivery-pg", async () => void rows.push(await killDuringSftpDelivery("pg"))],
   ["smtp", async () => void rows.push(await smtpDown(30_000))],
   ["load", load],
 ];
