@@ -169,55 +169,44 @@ describe("failed logins per client address", () => {
 });
 
 if (testDialect() === "pg") {
-  describe("Postgres: two instances share one budget", () => {
-    let h: Harness;
-    let ws: TestWorkspace;
-    let b: Instance;
-    let c: Instance;
-    // A day-long window: both instances (real clocks) count in the same one.
-    const env = { RATE_LIMIT_REQUESTS: "20", RATE_LIMIT_WINDOW_SECONDS: "86400", RATE_LIMIT_SYNC_MS: "20" };
+  /** A harness (no jobs) with a workspace, and two more instances on its database with `env`; stopped after the describe. */
+  const twoInstances = (env: Record<string, string>) => {
+    const t = {} as { h: Harness; ws: TestWorkspace; b: Instance; c: Instance };
     beforeAll(async () => {
-      h = await Harness.start({ startJobs: false });
-      ws = await h.workspace();
-      [b, c] = await Promise.all([secondInstance(h, env), secondInstance(h, env)]);
+      t.h = await Harness.start({ startJobs: false });
+      t.ws = await t.h.workspace();
+      [t.b, t.c] = await Promise.all([secondInstance(t.h, env), secondInstance(t.h, env)]);
     }, 60_000);
     afterAll(async () => {
-      await Promise.all([b?.stop(), c?.stop()]);
-      await h.close();
+      await Promise.all([t.b?.stop(), t.c?.stop()]);
+      await t.h?.close();
     });
+    return t;
+  };
+
+  describe("Postgres: two instances share one budget", () => {
+    // A day-long window: both instances (real clocks) count in the same one.
+    const t = twoInstances({ RATE_LIMIT_REQUESTS: "20", RATE_LIMIT_WINDOW_SECONDS: "86400", RATE_LIMIT_SYNC_MS: "20" });
 
     test("requests on one instance count on the other", async () => {
       const on = async (i: Instance) => {
-        const res = await fetch(`${i.url}/connections`, { headers: { "x-api-key": ws.apiKey } });
+        const res = await fetch(`${i.url}/connections`, { headers: { "x-api-key": t.ws.apiKey } });
         await res.arrayBuffer();
         return res.status;
       };
       const statuses: number[] = [];
-      for (let i = 0; i < 12; i++) statuses.push(await on(b));
+      for (let i = 0; i < 12; i++) statuses.push(await on(t.b));
       await Bun.sleep(300);
-      for (let i = 0; i < 12; i++) statuses.push(await on(c));
+      for (let i = 0; i < 12; i++) statuses.push(await on(t.c));
       await Bun.sleep(300);
-      statuses.push(await on(b));
+      statuses.push(await on(t.b));
       expect(statuses.filter((s) => s === 200).length).toBe(20);
       expect(statuses.slice(20)).toEqual([429, 429, 429, 429, 429]);
     }, 30_000);
   });
 
   describe("Postgres: failed logins on one instance refuse the address on the other", () => {
-    let h: Harness;
-    let ws: TestWorkspace;
-    let b: Instance;
-    let c: Instance;
-    const env = { RATE_LIMIT_AUTH_FAILURES: "3", RATE_LIMIT_WINDOW_SECONDS: "86400", RATE_LIMIT_SYNC_MS: "20" };
-    beforeAll(async () => {
-      h = await Harness.start({ startJobs: false });
-      ws = await h.workspace();
-      [b, c] = await Promise.all([secondInstance(h, env), secondInstance(h, env)]);
-    }, 60_000);
-    afterAll(async () => {
-      await Promise.all([b?.stop(), c?.stop()]);
-      await h.close();
-    });
+    const t = twoInstances({ RATE_LIMIT_AUTH_FAILURES: "3", RATE_LIMIT_WINDOW_SECONDS: "86400", RATE_LIMIT_SYNC_MS: "20" });
 
     test("the other instance learns the address's failures from the shared counts within a sync or two", async () => {
       const get = async (i: Instance, key: string) => {
@@ -226,13 +215,13 @@ if (testDialect() === "pg") {
         return res;
       };
       // c is asked first, so that it already watches the budget when the failures happen on b.
-      expect((await get(c, ws.apiKey)).status).toBe(200);
-      for (let i = 0; i < 3; i++) expect((await get(b, "fps_nope_nope")).status).toBe(401);
-      expect((await get(b, ws.apiKey)).status).toBe(429);
+      expect((await get(t.c, t.ws.apiKey)).status).toBe(200);
+      for (let i = 0; i < 3; i++) expect((await get(t.b, "fps_nope_nope")).status).toBe(401);
+      expect((await get(t.b, t.ws.apiKey)).status).toBe(429);
       // A request to c (still admitted or not) keeps it reading the shared counts; within a few syncs it refuses too.
       let refused: Response | null = null;
       for (let i = 0; i < 50 && !refused; i++) {
-        const res = await get(c, ws.apiKey);
+        const res = await get(t.c, t.ws.apiKey);
         if (res.status === 429) refused = res;
         else await Bun.sleep(20);
       }
