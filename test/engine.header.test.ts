@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import ExcelJS from "exceljs";
-import JSZip from "jszip";
 import { closestColumns, editDistance, normalizeName, planHeader } from "../src/engine/header";
 import { processFile } from "../src/engine/process";
 import type { SchemaRef } from "../src/engine/types";
 import { jsonLines, localStore, request } from "./helpers/engine";
+import { excelOrder } from "./helpers/xlsx";
 
 /** The header diagnosis (headerMatch, missingColumns) and emptyCells, through processFile on one worker. */
 
@@ -166,16 +166,3 @@ describe("emptyCells", () => {
   });
 });
 
-/** exceljs orders zip entries by timing; the streaming reader wants Excel's order (as test/engine.parse.test.ts explains). */
-async function excelOrder(xlsx: Uint8Array): Promise<Uint8Array> {
-  const src = await JSZip.loadAsync(xlsx);
-  const rank = (p: string) =>
-    ["[Content_Types].xml", "_rels/.rels", "xl/workbook.xml", "xl/_rels/workbook.xml.rels"].indexOf(p) + 1 ||
-    (p.startsWith("xl/worksheets/") ? 10 : p === "xl/sharedStrings.xml" ? 20 : 30);
-  const out = new JSZip();
-  const names = Object.keys(src.files)
-    .filter((p) => !src.files[p]!.dir)
-    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-  for (const p of names) out.file(p, await src.files[p]!.async("uint8array"));
-  return out.generateAsync({ type: "uint8array", compression: "DEFLATE" });
-}

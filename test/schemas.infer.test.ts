@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import ExcelJS from "exceljs";
-import JSZip from "jszip";
 import { ColumnStats, draftSchema, targetName } from "../src/services/schemas/infer";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { createPipeline } from "./helpers/runs";
 import { postSample } from "./helpers/sample";
+import { excelOrder } from "./helpers/xlsx";
 
 /**
  * POST /schemas/infer: a draft JSON Schema, a suggested fieldMappings and
@@ -153,16 +153,7 @@ async function workbook(): Promise<Uint8Array> {
   sheet.addRow(["SKU", "Qty", "Name"]);
   sheet.addRow(["a-1", 3, "Bolt"]);
   sheet.addRow(["b-2", 10, "Nut"]);
-  const src = await JSZip.loadAsync(new Uint8Array((await wb.xlsx.writeBuffer()) as ArrayBuffer));
-  const rank = (p: string) =>
-    ["[Content_Types].xml", "_rels/.rels", "xl/workbook.xml", "xl/_rels/workbook.xml.rels"].indexOf(p) + 1 ||
-    (p.startsWith("xl/worksheets/") ? 10 : p === "xl/sharedStrings.xml" ? 20 : 30);
-  const out = new JSZip();
-  const names = Object.keys(src.files)
-    .filter((p) => !src.files[p]!.dir)
-    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-  for (const p of names) out.file(p, await src.files[p]!.async("uint8array"));
-  return out.generateAsync({ type: "uint8array", compression: "DEFLATE" });
+  return excelOrder(new Uint8Array((await wb.xlsx.writeBuffer()) as ArrayBuffer));
 }
 
 describe("XLSX samples", () => {
