@@ -4,7 +4,7 @@ import { handleProtocols, makeHandler } from "graphql-ws/use/bun";
 import { isAppError } from "../src/domain/errors";
 import { LATEST_VERSION, parseVersion } from "../src/domain/versions";
 import { admitUnversioned, type HttpOptions } from "../src/http/call";
-import { rememberServer } from "../src/http/guard";
+import { rememberServer } from "../src/transport/admission";
 import { HTTP_STATUS } from "../src/http/errors";
 import type { ServiceContext } from "../src/services/context";
 import { authenticate } from "../src/services/keys/authenticate";

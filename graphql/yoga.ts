@@ -4,10 +4,10 @@ import { isAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../src/domain/error
 import { currentRequestId } from "../src/domain/request-context";
 import { asUnavailable } from "../src/services/shared/unavailable";
 import { LATEST_VERSION } from "../src/domain/versions";
-import { isStorableString } from "../src/http/body";
+import { isStorableString } from "../src/transport/body";
 import { admitUnversionedParsed, type HttpOptions } from "../src/http/call";
 import { HTTP_STATUS } from "../src/http/errors";
-import { type LimitHeaders, limitHeadersOf } from "../src/http/guard";
+import { type LimitHeaders, limitHeadersOf } from "../src/transport/admission";
 import type { ServiceContext } from "../src/services/context";
 import type { GqlContext } from "./builder";
 import { extensionsOf, GRAPHQL_CODE, maskError } from "./errors";
@@ -47,7 +47,7 @@ const parsedBody: Plugin = {
 
 /**
  * Literals written into the document itself are checked as a JSON body's
- * values are (src/http/body.ts): no NUL or unpaired surrogate in a string,
+ * values are (src/transport/body.ts): no NUL or unpaired surrogate in a string,
  * no `__proto__` member in an object. Variables arrive in the body and were
  * checked with it. A document that fails validation is refused like a body
  * REST refuses: 400, `invalid_input`, whatever the Accept header (Yoga

@@ -4,7 +4,7 @@ import { AppError, ERROR_CODES, isAppError } from "../src/domain/errors";
 import { currentRequestId } from "../src/domain/request-context";
 import { formatIssues } from "../src/domain/validation";
 import { HTTP_STATUS } from "../src/http/errors";
-import { budgetOf, limitHeadersOf, limitKey } from "../src/http/guard";
+import { budgetOf, limitHeadersOf, limitKey } from "../src/transport/admission";
 import type { Actor, ServiceContext } from "../src/services/context";
 import { asUnavailable } from "../src/services/shared/unavailable";
 import { TRPC_CODE } from "./errors";

@@ -5,7 +5,7 @@ import { MIGRATION_GUIDE_PATH } from "../domain/versions";
 import type { ServiceContext } from "../services/context";
 import { type HttpOptions, provisionalVersion } from "./call";
 import { errorBody, HTTP_STATUS, toAppError } from "./errors";
-import { limitHeadersOf } from "./guard";
+import { limitHeadersOf } from "../transport/admission";
 import { settle } from "./idempotency";
 import { buildDocument, type DocumentedRoute, docsPage } from "./openapi";
 import { arrivalRoutes } from "./routes/arrivals";

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { AppError } from "../domain/errors";
-import { boundedJsonRequest, isJsonContentType, readCheckedBody, readJsonBody } from "./body";
+import { boundedJsonRequest, isJsonContentType, readCheckedBody, readJsonBody } from "../transport/body";
 import {
   type ApiVersion,
   isApiVersion,
@@ -13,7 +13,7 @@ import {
   sunsetError,
 } from "../domain/versions";
 import type { Actor, ServiceContext } from "../services/context";
-import { admitKey, budgetOf, declaredBytes, type LimitHeaders, limitKey } from "./guard";
+import { admitKey, budgetOf, declaredBytes, type LimitHeaders, limitKey } from "../transport/admission";
 import { claimFor, idempotencyOf, settle } from "./idempotency";
 
 export interface HttpOptions {

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { AppError } from "../../domain/errors";
 import type { ServiceContext } from "../../services/context";
 import * as outbound from "../../services/outbound";
-import { isJsonContentType, readJsonBody } from "../body";
+import { isJsonContentType, readJsonBody } from "../../transport/body";
 import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
 import { acceptsIdempotencyKey, digestOf, idempotencyOf, ownBodyReplay } from "../idempotency";
 import { describe, type RouteDescription } from "../openapi";

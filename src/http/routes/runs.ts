@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { ServiceContext } from "../../services/context";
 import * as runs from "../../services/runs";
 import { acceptsSessionCookie, callPlugin, type HttpOptions, readsOwnBody } from "../call";
-import { budgetOf, declaredBytes } from "../guard";
+import { budgetOf, declaredBytes } from "../../transport/admission";
 import { digestStream, hashing, idempotencyOf, ownBodyReplay } from "../idempotency";
 import { type FilePart, readFileForm } from "../multipart";
 import { describe, type RouteDescription } from "../openapi";

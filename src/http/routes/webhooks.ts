@@ -3,7 +3,7 @@ import { AppError } from "../../domain/errors";
 import type { ServiceContext } from "../../services/context";
 import { DeleteResult } from "../../services/shared/shapes";
 import * as webhooks from "../../services/webhooks";
-import { isJsonContentType, readJsonBody } from "../body";
+import { isJsonContentType, readJsonBody } from "../../transport/body";
 import { callPlugin, type HttpOptions } from "../call";
 import { describe, type RouteDescription } from "../openapi";
 import { pagedList } from "./lists";
