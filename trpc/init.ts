@@ -3,7 +3,7 @@ import { z } from "zod";
 import { AppError, ERROR_CODES, isAppError } from "../src/domain/errors";
 import { currentRequestId } from "../src/domain/request-context";
 import { formatIssues } from "../src/domain/validation";
-import { HTTP_STATUS } from "../src/http/errors";
+import { HTTP_STATUS } from "../src/transport/status";
 import { budgetOf, limitHeadersOf, limitKey } from "../src/transport/admission";
 import type { Actor, ServiceContext } from "../src/services/context";
 import { asUnavailable } from "../src/services/shared/unavailable";

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { AppError } from "../domain/errors";
-import { boundedJsonRequest, isJsonContentType, readCheckedBody, readJsonBody } from "../transport/body";
+import { isJsonContentType, readJsonBody } from "../transport/body";
 import {
   type ApiVersion,
   isApiVersion,
@@ -13,12 +13,11 @@ import {
   sunsetError,
 } from "../domain/versions";
 import type { Actor, ServiceContext } from "../services/context";
-import { admitKey, budgetOf, declaredBytes, type LimitHeaders, limitKey } from "../transport/admission";
+import { admitKey, budgetOf, declaredBytes, type HttpOptions, limitKey } from "../transport/admission";
 import { claimFor, idempotencyOf, settle } from "./idempotency";
 
-export interface HttpOptions {
-  maxJsonBodyBytes: number;
-}
+/** The JSON body limit, the same on every surface. */
+export type { HttpOptions };
 
 export interface Call {
   actor: Actor;
@@ -218,39 +217,4 @@ export function presenter<R extends object, V>(
     byVersion[version] = value;
     return value;
   };
-}
-
-/**
- * GraphQL and tRPC serve their own requests, unversioned; before they do,
- * the caller passes the same checks as on REST: a valid key, a known version
- * if one is named, and then a JSON body within the limit.
- */
-export async function admitUnversioned(
-  svc: ServiceContext,
-  request: Request,
-  http: HttpOptions,
-  surface: "trpc" | "graphql",
-): Promise<{ actor: Actor; request: Request }> {
-  // tRPC counts each procedure call against the key's budgets (trpc/init.ts), not the request.
-  const actor = await admitKey(svc, request, surface, { sessions: true });
-  const raw = request.headers.get("service-version");
-  if (raw !== null) parseVersion(raw.trim());
-  return { actor, request: await boundedJsonRequest(request, http.maxJsonBodyBytes) };
-}
-
-/**
- * As `admitUnversioned`, for a transport that takes the parsed body instead
- * of a request to read again (GraphQL): the checked JSON value, or null when
- * no body was sent.
- */
-export async function admitUnversionedParsed(
-  svc: ServiceContext,
-  request: Request,
-  http: HttpOptions,
-): Promise<{ actor: Actor; body: { value: unknown } | null; limits: LimitHeaders | null }> {
-  const actor = await admitKey(svc, request, "graphql", { sessions: true });
-  const limits = await limitKey(svc, budgetOf(actor), declaredBytes(request));
-  const raw = request.headers.get("service-version");
-  if (raw !== null) parseVersion(raw.trim());
-  return { actor, body: await readCheckedBody(request, http.maxJsonBodyBytes), limits };
 }

@@ -3,6 +3,8 @@ import type { Actor, Origin, ServiceContext, Surface } from "../services/context
 import { authenticateKey } from "../services/keys/authenticate";
 import type { Budget, KeyVerdicts, RateLimits, Verdict } from "../services/rate-limits";
 import { currentRequestId } from "../domain/request-context";
+import { parseVersion } from "../domain/versions";
+import { boundedJsonRequest, readCheckedBody } from "./body";
 import { authenticateRequest } from "./credentials";
 
 /**
@@ -193,4 +195,44 @@ function counted(svc: ServiceContext, request: Request, e: unknown): unknown {
     if (address !== null) svc.rateLimits.failedLogin(address);
   }
   return e;
+}
+
+/** What every surface served over HTTP limits a JSON body to (MAX_JSON_BODY_BYTES). */
+export interface HttpOptions {
+  maxJsonBodyBytes: number;
+}
+
+/**
+ * GraphQL and tRPC serve their own requests, unversioned; before they do,
+ * the caller passes the same checks as on REST: a valid key, a known version
+ * if one is named, and then a JSON body within the limit.
+ */
+export async function admitUnversioned(
+  svc: ServiceContext,
+  request: Request,
+  http: HttpOptions,
+  surface: "trpc" | "graphql",
+): Promise<{ actor: Actor; request: Request }> {
+  // tRPC counts each procedure call against the key's budgets (trpc/init.ts), not the request.
+  const actor = await admitKey(svc, request, surface, { sessions: true });
+  const raw = request.headers.get("service-version");
+  if (raw !== null) parseVersion(raw.trim());
+  return { actor, request: await boundedJsonRequest(request, http.maxJsonBodyBytes) };
+}
+
+/**
+ * As `admitUnversioned`, for a transport that takes the parsed body instead
+ * of a request to read again (GraphQL): the checked JSON value, or null when
+ * no body was sent.
+ */
+export async function admitUnversionedParsed(
+  svc: ServiceContext,
+  request: Request,
+  http: HttpOptions,
+): Promise<{ actor: Actor; body: { value: unknown } | null; limits: LimitHeaders | null }> {
+  const actor = await admitKey(svc, request, "graphql", { sessions: true });
+  const limits = await limitKey(svc, budgetOf(actor), declaredBytes(request));
+  const raw = request.headers.get("service-version");
+  if (raw !== null) parseVersion(raw.trim());
+  return { actor, body: await readCheckedBody(request, http.maxJsonBodyBytes), limits };
 }
