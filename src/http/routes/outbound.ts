@@ -3,14 +3,9 @@ import { AppError } from "../../domain/errors";
 import type { ServiceContext } from "../../services/context";
 import * as outbound from "../../services/outbound";
 import { isJsonContentType, readJsonBody } from "../../transport/body";
-import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
-import { acceptsIdempotencyKey, digestOf, idempotencyOf, ownBodyReplay } from "../idempotency";
+import { callPlugin, type HttpOptions } from "../call";
+import { digestOf, idempotencyOf, ownBodyReplay } from "../idempotency";
 import { describe, type RouteDescription } from "../openapi";
-
-const PART_ROUTE = "/outbound/uploads/:uploadId/parts/:partNumber";
-// A part has its own size limit (OUTBOUND_MAX_PART_BYTES), read only once the session and part number are accepted.
-readsOwnBody("PUT", PART_ROUTE);
-acceptsIdempotencyKey(PART_ROUTE);
 
 export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
   const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Outbound uploads"] });
@@ -35,7 +30,7 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
       }),
     })
     .put(
-      PART_ROUTE,
+      "/outbound/uploads/:uploadId/parts/:partNumber",
       async ({ call, params, request, set }) => {
         const idem = idempotencyOf(request);
         const read = async () => {
@@ -53,6 +48,9 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
         return outbound.putOutboundPart(svc, { ...call, uploadId: params.uploadId, partNumber: params.partNumber, rows: read });
       },
       {
+        // A part has its own size limit (OUTBOUND_MAX_PART_BYTES), read only once the session and part number are accepted.
+        ownBody: true,
+        idempotencyKey: true,
         parse: "none",
         detail: doc({
           summary: "Send one part of an outbound upload",

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { ServiceContext } from "../../services/context";
 import * as pipelines from "../../services/pipelines";
 import { DeleteResult } from "../../services/shared/shapes";
-import { callPlugin, type HttpOptions, presenter, readsOwnBody } from "../call";
+import { callPlugin, type HttpOptions, presenter } from "../call";
 import { describe, type RouteDescription, type RouteErrors } from "../openapi";
 import { jsonField, readSampleForm } from "../sample-form";
 import { formRef, PreviewForm } from "./sample-doc";
@@ -13,9 +13,6 @@ const SAVE_ERRORS: RouteErrors = {
   not_found: "no connection `clientId`, schema `schemaId` or webhook in `webhookIds`",
   conflict: "a pipeline with this `name` exists",
 };
-
-const PREVIEW_ROUTE = "/pipelines/:id/preview";
-readsOwnBody("POST", PREVIEW_ROUTE);
 
 export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
   // A pipeline from the read cache is presented once (the same for every version).
@@ -62,7 +59,7 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
       },
     )
     .post(
-      PREVIEW_ROUTE,
+      "/pipelines/:id/preview",
       async ({ call, params, request }) => {
         // Refused before a byte of the sample is read.
         await pipelines.getPipeline(svc, { ...call, id: params.id });
@@ -71,6 +68,7 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
         return pipelines.previewPipeline(svc, { ...call, id: params.id, sample, input, signal: request.signal });
       },
       {
+        ownBody: true,
         parse: "none",
         detail: {
           ...doc({

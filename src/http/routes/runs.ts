@@ -2,16 +2,12 @@ import { Elysia } from "elysia";
 import { z } from "zod";
 import type { ServiceContext } from "../../services/context";
 import * as runs from "../../services/runs";
-import { acceptsSessionCookie, callPlugin, type HttpOptions, readsOwnBody } from "../call";
+import { callPlugin, type HttpOptions } from "../call";
 import { budgetOf, declaredBytes } from "../../transport/admission";
 import { digestStream, hashing, idempotencyOf, ownBodyReplay } from "../idempotency";
 import { type FilePart, readFileForm } from "../multipart";
 import { describe, type RouteDescription } from "../openapi";
 import { pagedList } from "./lists";
-
-const UPLOAD_ROUTE = "/pipelines/:id/runs";
-readsOwnBody("POST", UPLOAD_ROUTE);
-acceptsSessionCookie("POST", UPLOAD_ROUTE);
 
 /** The upload form, as the API description shows it (the route reads it with busboy, not with this shape). */
 const UploadRunForm = z
@@ -87,7 +83,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
         },
       )
       .post(
-        UPLOAD_ROUTE,
+        "/pipelines/:id/runs",
         async ({ call, params, request, set }) => {
           const maxBytes = svc.settings.maxUploadBytes;
           const idem = idempotencyOf(request);
@@ -118,6 +114,9 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
           return runs.presentRun(run, call.version);
         },
         {
+          // The file streams to storage as it arrives; the dashboard sends it with the session cookie to watch its progress.
+          ownBody: true,
+          sessionCookie: true,
           parse: "none",
           detail: doc({
             summary: "Start a run with an uploaded file",

@@ -2,14 +2,11 @@ import { Elysia } from "elysia";
 import type { ServiceContext } from "../../services/context";
 import * as schemas from "../../services/schemas";
 import { DeleteResult } from "../../services/shared/shapes";
-import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
+import { callPlugin, type HttpOptions } from "../call";
 import { describe, type RouteDescription } from "../openapi";
 import { jsonField, readSampleForm } from "../sample-form";
 import { pagedList } from "./lists";
 import { formRef, InferSchemaForm } from "./sample-doc";
-
-const INFER_ROUTE = "/schemas/infer";
-readsOwnBody("POST", INFER_ROUTE);
 
 export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
   const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Schemas"] });
@@ -27,12 +24,13 @@ export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
       }),
     })
     .post(
-      INFER_ROUTE,
+      "/schemas/infer",
       async ({ call, request }) => {
         const { sample, fields } = await readSampleForm(request, svc.settings.preview.maxBytes, svc.settings.maxUploadBytes);
         return schemas.inferSchema(svc, { ...call, sample, input: { options: jsonField(fields, "options") }, signal: request.signal });
       },
       {
+        ownBody: true,
         parse: "none",
         detail: {
           ...doc({
