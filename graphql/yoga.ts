@@ -1,5 +1,5 @@
 import { type ASTNode, type ASTVisitor, GraphQLError, type ValidationContext } from "graphql";
-import { createYoga, type Plugin } from "graphql-yoga";
+import { createYoga, type GraphQLParams, type Plugin } from "graphql-yoga";
 import { isAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../src/domain/errors";
 import { currentRequestId } from "../src/domain/request-context";
 import { asUnavailable } from "../src/services/shared/unavailable";
@@ -40,7 +40,8 @@ type WithBody = GqlContext & { [BODY]?: { value: unknown } };
 const parsedBody: Plugin = {
   onRequestParse({ serverContext, setRequestParser }) {
     const body = (serverContext as unknown as WithBody | undefined)?.[BODY];
-    if (body) setRequestParser(() => body.value as never);
+    // Checked JSON of any shape: Yoga checks that it is parameters (or a batch of them) itself, as for a body it reads.
+    if (body) setRequestParser(() => body.value as GraphQLParams | GraphQLParams[]);
   },
 };
 

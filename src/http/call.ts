@@ -138,7 +138,7 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
       if (!idem?.replay || idem.ownBody) return;
       set.status = idem.replay.status;
       set.headers["idempotent-replayed"] = "true";
-      return idem.replay.body as never;
+      return idem.replay.body;
     });
 }
 

@@ -4,6 +4,7 @@ import type { ServiceContext } from "../../services/context";
 import * as outbound from "../../services/outbound";
 import { isJsonContentType, readJsonBody } from "../../transport/body";
 import { callPlugin, type HttpOptions } from "../call";
+import { inputOf } from "../../transport/input";
 import { digestOf, idempotencyOf, ownBodyReplay } from "../idempotency";
 import { describe, type RouteDescription } from "../openapi";
 
@@ -11,7 +12,7 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
   const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Outbound uploads"] });
   return new Elysia({ name: "routes:outbound" })
     .use(callPlugin(svc, http))
-    .post("/outbound/uploads", ({ call, input }) => outbound.createOutboundUpload(svc, { ...call, input: input as never }), {
+    .post("/outbound/uploads", ({ call, input }) => outbound.createOutboundUpload(svc, { ...call, input: inputOf(outbound.CreateOutboundUploadInput, input) }), {
       detail: doc({
         summary: "Start an outbound upload",
         body: outbound.CreateOutboundUploadInput,
@@ -43,7 +44,7 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
           const answer = ownBodyReplay(idem, idem.fingerprint as string);
           set.status = answer.status;
           set.headers["idempotent-replayed"] = "true";
-          return answer.body as never;
+          return answer.body;
         }
         return outbound.putOutboundPart(svc, { ...call, uploadId: params.uploadId, partNumber: params.partNumber, rows: read });
       },
@@ -66,7 +67,7 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
     )
     .post(
       "/outbound/uploads/:uploadId/complete",
-      ({ call, params, input }) => outbound.completeOutboundUpload(svc, { ...call, uploadId: params.uploadId, input: input as never }),
+      ({ call, params, input }) => outbound.completeOutboundUpload(svc, { ...call, uploadId: params.uploadId, input: inputOf(outbound.CompleteOutboundUploadInput, input) }),
       {
         detail: doc({
           summary: "Complete an outbound upload",

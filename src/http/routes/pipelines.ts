@@ -3,6 +3,7 @@ import type { ServiceContext } from "../../services/context";
 import * as pipelines from "../../services/pipelines";
 import { DeleteResult } from "../../services/shared/shapes";
 import { callPlugin, type HttpOptions, presenter } from "../call";
+import { inputOf } from "../../transport/input";
 import { describe, type RouteDescription, type RouteErrors } from "../openapi";
 import { jsonField, readSampleForm } from "../sample-form";
 import { formRef, PreviewForm } from "./sample-doc";
@@ -23,7 +24,7 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
     .get("/pipelines", async ({ call, query, set }) => bareList(set, await pipelines.listPipelines(svc, { ...call, query }), pipelines.presentPipeline), {
       detail: doc({ summary: "List pipelines", query: pipelines.ListPipelinesQuery, response: { arrayOf: pipelines.Pipeline } }),
     })
-    .post("/pipelines", async ({ call, input }) => pipelines.presentPipeline(await pipelines.createPipeline(svc, { ...call, input: input as never })), {
+    .post("/pipelines", async ({ call, input }) => pipelines.presentPipeline(await pipelines.createPipeline(svc, { ...call, input: inputOf(pipelines.CreatePipelineInput, input) })), {
       detail: doc({
         summary: "Create a pipeline",
         body: pipelines.CreatePipelineInput,
@@ -37,7 +38,7 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
     .patch(
       "/pipelines/:id",
       async ({ call, params, input }) =>
-        pipelines.presentPipeline(await pipelines.updatePipeline(svc, { ...call, id: params.id, input: input as never })),
+        pipelines.presentPipeline(await pipelines.updatePipeline(svc, { ...call, id: params.id, input: inputOf(pipelines.UpdatePipelineInput, input) })),
       {
         detail: doc({
           summary: "Update a pipeline",

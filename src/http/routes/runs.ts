@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { ServiceContext } from "../../services/context";
 import * as runs from "../../services/runs";
 import { callPlugin, type HttpOptions } from "../call";
+import { inputOf } from "../../transport/input";
 import { budgetOf, declaredBytes } from "../../transport/admission";
 import { digestStream, hashing, idempotencyOf, ownBodyReplay } from "../idempotency";
 import { type FilePart, readFileForm } from "../multipart";
@@ -49,7 +50,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
       .patch(
         "/pipeline-runs/:id/status",
         async ({ call, params, input }) =>
-          runs.presentRun(await runs.acknowledgeRun(svc, { ...call, id: params.id, input: input as never }), call.version),
+          runs.presentRun(await runs.acknowledgeRun(svc, { ...call, id: params.id, input: inputOf(runs.AcknowledgeRunInput, input) }), call.version),
         {
           detail: doc({
             summary: "Acknowledge a pipeline run",
@@ -67,7 +68,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
       })
       .post(
         "/pipeline-runs/:id/reprocess",
-        async ({ call, params, input }) => runs.presentRun(await runs.reprocessRun(svc, { ...call, id: params.id, input: input as never }), call.version),
+        async ({ call, params, input }) => runs.presentRun(await runs.reprocessRun(svc, { ...call, id: params.id, input: inputOf(runs.ReprocessRunInput, input) }), call.version),
         {
           detail: doc({
             summary: "Reprocess a run's original file as a new run",
@@ -92,7 +93,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
             const answer = ownBodyReplay(idem, await receiveFile(request, maxBytes, (file) => digestStream(idem, file.body)));
             set.status = answer.status;
             set.headers["idempotent-replayed"] = "true";
-            return answer.body as never;
+            return answer.body;
           }
           // Refused before a byte of the body is read.
           await runs.pipelineForFiles(svc, { workspaceId: call.actor.workspaceId, pipelineId: params.id, source: "upload" });
