@@ -32,7 +32,11 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: SAVE_ERRORS,
       }),
     })
-    .get("/pipelines/:id", async ({ call, params }) => present(await pipelines.getPipeline(svc, { ...call, id: params.id }), call.version), {
+    .get("/pipelines/:id", ({ call, params }) => {
+      // A kept pipeline is answered without a promise (Elysia waits only for a Promise returned).
+      const rec = pipelines.getPipeline(svc, { ...call, id: params.id });
+      return rec instanceof Promise ? rec.then((r) => present(r, call.version)) : present(rec, call.version);
+    }, {
       detail: doc({ summary: "Get a pipeline", response: { one: pipelines.Pipeline } }),
     })
     .patch(
