@@ -8,7 +8,7 @@ import { sweepOrphanRuns } from "../services/runs/sweep-orphans";
 import { DeliveryPayload, deliverWebhook, WEBHOOK_DELIVERY_JOB } from "../services/webhooks";
 import { giveUpRun, ProcessRunPayload, processRun, RUN_JOB, RUN_JOB_ATTEMPTS } from "../services/runs";
 import { giveUpHostedArrival, HOSTED_ARRIVAL_JOB, HostedArrivalPayload, handleHostedArrival } from "../services/space-files";
-import { pollConnection, SFTP_POLL_ALL_JOB, SFTP_POLL_JOB, SftpPollPayload, schedulePolls } from "../services/sftp-poll";
+import { pollConnection, SFTP_POLL_ALL_JOB, SFTP_POLL_JOB, SftpPollPayload, schedulePolls } from "../services/run-path/doors/sftp-poll";
 import { AUDIT_PURGE_CRON, AUDIT_PURGE_JOB, purgeAuditEvents } from "../services/audit";
 import { IDEMPOTENCY_PURGE_CRON, IDEMPOTENCY_PURGE_JOB, purgeIdempotencyKeys } from "../services/idempotency";
 import type { CronSpec, JobDefinition } from "./port";

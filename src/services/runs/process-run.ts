@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { FINAL_STATUSES, type RunMetadata, type RunStatus } from "../../domain/runs";
 import type { ProcessOutcome } from "../../engine/types";
 import type { ServiceContext } from "../context";
-import { deliverRun, PermanentDeliveryError } from "../delivery";
+import { deliverRun, PermanentDeliveryError } from "../run-path/process/delivery";
 import { enqueueRunEvent } from "../run-events";
 import { connectionPgp } from "../connections/pgp-keys";
 import { engineRequest, versionForEngine } from "./engine-request";

@@ -1,13 +1,13 @@
 import { posix } from "node:path";
 import { and, asc, eq, inArray, isNull } from "drizzle-orm";
 import { z } from "zod";
-import type { SftpEntry, SftpSession } from "../../adapters/sftp/port";
-import { newId } from "../../domain/ids";
-import type { ServiceContext } from "../context";
-import { loadConnection } from "../connections/record";
-import { startInboundRuns } from "../inbound";
-import { isTemporaryName } from "../spaces";
-import { customerLogin, loginFailure, remoteFolders } from "./remote";
+import type { SftpEntry, SftpSession } from "../../../adapters/sftp/port";
+import { newId } from "../../../domain/ids";
+import type { ServiceContext } from "../../context";
+import { loadConnection } from "../../connections/record";
+import { startInboundRuns } from "../../inbound";
+import { isTemporaryName } from "../../spaces";
+import { customerLogin, loginFailure, remoteFolders } from "../../connections/remote";
 
 /**
  * Polling customers' own SFTP servers (docs/decisions/customer-sftp.md).
@@ -67,7 +67,7 @@ export interface PollReport {
   moveFailed: { path: string; reason: string }[];
 }
 
-type PickupRow = typeof import("../../../db/pg/schema").sftpPickups.$inferSelect;
+type PickupRow = typeof import("../../../../db/pg/schema").sftpPickups.$inferSelect;
 
 export async function pollConnection(ctx: ServiceContext, opts: SftpPollPayload & { signal?: AbortSignal }): Promise<PollReport> {
   const report: PollReport = { connectionId: opts.connectionId, error: null, listed: 0, taken: [], waiting: [], skipped: [], failed: [], moved: [], moveFailed: [] };

@@ -1,10 +1,10 @@
 import { posix } from "node:path";
-import type { UploadBody } from "../../adapters/sftp/port";
-import { AppError } from "../../domain/errors";
-import { loadConnection } from "../connections/record";
-import type { ServiceContext } from "../context";
-import type { RunBody } from "../runs/start-run";
-import { customerLogin, loginFailure, remoteFolders } from "../sftp-poll/remote";
+import type { UploadBody } from "../../../../adapters/sftp/port";
+import { AppError } from "../../../../domain/errors";
+import { loadConnection } from "../../../connections/record";
+import type { ServiceContext } from "../../../context";
+import type { RunBody } from "../../../runs/start-run";
+import { customerLogin, loginFailure, remoteFolders } from "../../../connections/remote";
 
 export interface CustomerDelivery {
   workspaceId: string;

@@ -1,6 +1,6 @@
-import { AppError } from "../../domain/errors";
-import type { OutputFormat } from "../../engine/types";
-import { OUTPUT_FORMATS } from "../pipelines/shapes";
+import { AppError } from "../../../../domain/errors";
+import type { OutputFormat } from "../../../../engine/types";
+import { OUTPUT_FORMATS } from "../../../pipelines/shapes";
 
 /**
  * Names of delivered files (docs/decisions/outbound.md). A name is one path

@@ -1,9 +1,9 @@
 import { and, eq } from "drizzle-orm";
-import type { OutputFormat } from "../../engine/types";
-import type { ServiceContext } from "../context";
-import type { RunRow } from "../runs/record";
-import { OUTBOUND_FOLDER, spaceKey } from "../spaces";
-import type { ConnectionPgp } from "../connections/pgp-keys";
+import type { OutputFormat } from "../../../../engine/types";
+import type { ServiceContext } from "../../../context";
+import type { RunRow } from "../../../runs/record";
+import { OUTBOUND_FOLDER, spaceKey } from "../../../spaces";
+import type { ConnectionPgp } from "../../../connections/pgp-keys";
 import { deliverToCustomerSftp } from "./customer-sftp";
 import { encryptStoredFile } from "./pgp";
 import { checkFileName, defaultDeliveredName } from "./names";

@@ -1,7 +1,7 @@
 import { posix } from "node:path";
 import type { LoginResult, SftpLogin } from "../../adapters/sftp/port";
 import type { ServiceContext } from "../context";
-import type { ConnectionRecord, ServerRow } from "../connections/record";
+import type { ConnectionRecord, ServerRow } from "./record";
 
 /**
  * A self-hosted connection's server as the client sees it: folders are paths

@@ -1,4 +1,4 @@
-import type { ServiceContext } from "../context";
+import type { ServiceContext } from "../../../context";
 
 /**
  * Encrypts a stored file to the partner's public key, streaming (openpgp's
