@@ -1,7 +1,7 @@
 import { parseInput } from "../../domain/validation";
 import { loadConnection } from "../connections/record";
 import type { CallOptions, ServiceContext } from "../context";
-import { type ArrivalRow, listArrivalRows } from "../inbound";
+import { type ArrivalRow, listArrivalRows } from "../run-path/ingest/inbound";
 import type { Page } from "../shared/shapes";
 import { ListArrivalsQuery } from "./shapes";
 

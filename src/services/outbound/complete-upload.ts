@@ -3,7 +3,7 @@ import { AppError } from "../../domain/errors";
 import { parseInput } from "../../domain/validation";
 import type { OutputFormat } from "../../engine/types";
 import type { Actor, CallOptions, ServiceContext } from "../context";
-import { startRun } from "../runs/start-run";
+import { startRun } from "../run-path/ingest/start-run";
 import { assertOpen, loadParts, loadUpload, type PartRow, partKey, partsPrefix, type UploadRow } from "./record";
 import { CompleteOutboundUploadInput, type OutboundUploadCompleted } from "./shapes";
 import { recordAudit } from "../audit";

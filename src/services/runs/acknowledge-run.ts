@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { parseInput } from "../../domain/validation";
 import type { RunStatus } from "../../domain/runs";
 import type { CallOptions, ServiceContext } from "../context";
-import { enqueueRunEvent } from "../run-events";
+import { enqueueRunEvent } from "../run-path/announce/run-events";
 import { loadRun, publishStatus, type RunRecord } from "./record";
 import { AcknowledgeRunInput } from "./shapes";
 import { recordAudit } from "../audit";

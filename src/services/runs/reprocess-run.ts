@@ -3,10 +3,10 @@ import type { RunSource } from "../../domain/runs";
 import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { loadVersion } from "../pipelines/versions";
-import { pipelineForFiles } from "./pipeline-for-files";
+import { pipelineForFiles } from "../run-path/ingest/pipeline-for-files";
 import { loadRun, type RunRecord } from "./record";
 import { ReprocessRunInput } from "./shapes";
-import { startRun } from "./start-run";
+import { startRun } from "../run-path/ingest/start-run";
 
 /**
  * A new run from an earlier run's original file, processed under the

@@ -1,7 +1,7 @@
 import { and, eq, inArray, or } from "drizzle-orm";
 import { LATEST_VERSION } from "../../domain/versions";
 import type { ServiceContext } from "../context";
-import { onRunEvent, type RunEventPayload } from "../run-events";
+import { onRunEvent, type RunEventPayload } from "../run-path/announce/run-events";
 import { presentRun, selectRuns } from "../runs/record";
 import type { WebhookEventRow } from "./deliveries";
 import { deliveryJob } from "./deliver";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RUN_EVENT_TYPES } from "../run-events";
+import { RUN_EVENT_TYPES } from "../run-path/announce/run-events";
 import { Id, Name, PageQuery, QueryBool } from "../shared/shapes";
 
 const Url = z

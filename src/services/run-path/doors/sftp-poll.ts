@@ -5,7 +5,7 @@ import type { SftpEntry, SftpSession } from "../../../adapters/sftp/port";
 import { newId } from "../../../domain/ids";
 import type { ServiceContext } from "../../context";
 import { loadConnection } from "../../connections/record";
-import { startInboundRuns } from "../../inbound";
+import { startInboundRuns } from "../ingest/inbound";
 import { isTemporaryName } from "../../spaces";
 import { customerLogin, loginFailure, remoteFolders } from "../../connections/remote";
 

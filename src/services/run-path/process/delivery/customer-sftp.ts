@@ -3,7 +3,7 @@ import type { UploadBody } from "../../../../adapters/sftp/port";
 import { AppError } from "../../../../domain/errors";
 import { loadConnection } from "../../../connections/record";
 import type { ServiceContext } from "../../../context";
-import type { RunBody } from "../../../runs/start-run";
+import type { RunBody } from "../../ingest/start-run";
 import { customerLogin, loginFailure, remoteFolders } from "../../../connections/remote";
 
 export interface CustomerDelivery {

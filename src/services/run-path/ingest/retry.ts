@@ -1,10 +1,10 @@
 import { and, eq, sql } from "drizzle-orm";
-import { AppError } from "../../domain/errors";
-import type { CallOptions, ServiceContext } from "../context";
-import type { RunMetadata } from "../../domain/runs";
-import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "./record";
-import type { ProcessRunPayload } from "./shapes";
-import { recordAudit } from "../audit";
+import { AppError } from "../../../domain/errors";
+import type { CallOptions, ServiceContext } from "../../context";
+import type { RunMetadata } from "../../../domain/runs";
+import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "../../runs/record";
+import type { ProcessRunPayload } from "../../runs/shapes";
+import { recordAudit } from "../../audit";
 
 /**
  * A failed run is processed again: a new attempt of the same run (same id,

@@ -5,10 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline as pipe } from "node:stream/promises";
 import yauzl from "yauzl";
-import { AppError } from "../../domain/errors";
-import { formatFromName } from "../../engine/parse/detect";
-import { withoutPgpExtension } from "../../engine/parse/pgp";
-import { RATIO_FLOOR_BYTES } from "../../engine/types";
+import { AppError } from "../../../domain/errors";
+import { formatFromName } from "../../../engine/parse/detect";
+import { withoutPgpExtension } from "../../../engine/parse/pgp";
+import { RATIO_FLOOR_BYTES } from "../../../engine/types";
 
 /** A zip member that becomes its own run. */
 export interface ArchiveMember {

@@ -1,20 +1,20 @@
 import { and, eq } from "drizzle-orm";
-import { uniqueViolation } from "../../../db/client";
-import { runKeys, safeFilename } from "../../adapters/storage/keys";
-import { AppError } from "../../domain/errors";
-import { newId } from "../../domain/ids";
-import { currentRequestId } from "../../domain/request-context";
-import type { RunSource } from "../../domain/runs";
-import type { Actor, ServiceContext } from "../context";
-import { collectNow, streamed, transferred } from "../../runtime/gc";
-import type { Speculation } from "../../engine/types";
-import type { PipelineRow } from "../pipelines/record";
+import { uniqueViolation } from "../../../../db/client";
+import { runKeys, safeFilename } from "../../../adapters/storage/keys";
+import { AppError } from "../../../domain/errors";
+import { newId } from "../../../domain/ids";
+import { currentRequestId } from "../../../domain/request-context";
+import type { RunSource } from "../../../domain/runs";
+import type { Actor, ServiceContext } from "../../context";
+import { collectNow, streamed, transferred } from "../../../runtime/gc";
+import type { Speculation } from "../../../engine/types";
+import type { PipelineRow } from "../../pipelines/record";
 import { isArchiveName, splitArchive } from "./archive";
-import { engineRequest, type RunForEngine, versionForEngine } from "./engine-request";
+import { engineRequest, type RunForEngine, versionForEngine } from "../process/engine-request";
 import { pipelineForFiles } from "./pipeline-for-files";
-import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "./record";
-import type { ProcessRunPayload } from "./shapes";
-import { recordAudit } from "../audit";
+import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "../../runs/record";
+import type { ProcessRunPayload } from "../../runs/shapes";
+import { recordAudit } from "../../audit";
 
 /** Uploads at least this large are followed by a full collection. */
 const COLLECT_AFTER_BYTES = 32 * 1024 * 1024;

@@ -1,6 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
-import type { ConnectionRow } from "../connections/record";
-import type { ServiceContext } from "../context";
+import type { ConnectionRow } from "../../../connections/record";
+import type { ServiceContext } from "../../../context";
 
 /** An EMAIL connection as the inbox rules see it. */
 export type Inbox = Pick<

@@ -1,4 +1,4 @@
-import { FILE_FORMATS } from "../connections/shapes";
+import { FILE_FORMATS } from "../../../connections/shapes";
 
 /**
  * The rules an EMAIL connection applies to a message, as plain functions

@@ -1,10 +1,10 @@
-import type { RunEvent } from "../../adapters/events/port";
-import { isAppError } from "../../domain/errors";
-import { parseInput } from "../../domain/validation";
-import { type ApiVersion, LATEST_VERSION } from "../../domain/versions";
-import type { CallOptions, ServiceContext } from "../context";
-import { getRun, listPipelineRuns, presentRun } from "../runs";
-import { type RunUpdate, WatchRunsQuery } from "./shapes";
+import type { RunEvent } from "../../../adapters/events/port";
+import { isAppError } from "../../../domain/errors";
+import { parseInput } from "../../../domain/validation";
+import { type ApiVersion, LATEST_VERSION } from "../../../domain/versions";
+import type { CallOptions, ServiceContext } from "../../context";
+import { getRun, listPipelineRuns, presentRun } from "../../runs";
+import { type RunUpdate, WatchRunsQuery } from "./watch-shapes";
 
 /**
  * Live updates of the caller's runs: one run, one pipeline's runs, or the

@@ -1,9 +1,9 @@
 import { and, asc, desc, eq } from "drizzle-orm";
-import { AppError } from "../../domain/errors";
-import { newId } from "../../domain/ids";
-import type { RunSource } from "../../domain/runs";
-import type { ServiceContext } from "../context";
-import { findByIdempotencyKey, type RunBody, startRun } from "../runs/start-run";
+import { AppError } from "../../../domain/errors";
+import { newId } from "../../../domain/ids";
+import type { RunSource } from "../../../domain/runs";
+import type { ServiceContext } from "../../context";
+import { findByIdempotencyKey, type RunBody, startRun } from "./start-run";
 
 /**
  * How hosted SFTP, the customer-SFTP poller and e-mail hand a received file
@@ -34,7 +34,7 @@ export interface ArrivalInput {
   metadata?: Record<string, unknown>;
 }
 
-export type ArrivalRow = typeof import("../../../db/pg/schema").arrivals.$inferSelect;
+export type ArrivalRow = typeof import("../../../../db/pg/schema").arrivals.$inferSelect;
 
 export async function recordArrival(ctx: ServiceContext, a: ArrivalInput): Promise<ArrivalRow> {
   const row: ArrivalRow = {

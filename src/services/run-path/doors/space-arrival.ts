@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { AppError } from "../../domain/errors";
-import type { ServiceContext } from "../context";
-import { recordArrival, startInboundRuns } from "../inbound";
-import { spaceKey } from "../spaces";
-import { baseName } from "./paths";
+import { AppError } from "../../../domain/errors";
+import type { ServiceContext } from "../../context";
+import { recordArrival, startInboundRuns } from "../ingest/inbound";
+import { spaceKey } from "../../spaces";
+import { baseName } from "../../space-files/paths";
 
 /**
  * A file that arrived in a connection's space (an upload closed, or a

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { RunEventPayload } from "../../adapters/events/shapes";
-import { PipelineRun, RunStatusShape } from "../runs/shapes";
-import { Id } from "../shared/shapes";
+import { RunEventPayload } from "../../../adapters/events/shapes";
+import { PipelineRun, RunStatusShape } from "../../runs/shapes";
+import { Id } from "../../shared/shapes";
 
 /** The bus's event as the transports describe it, with the run statuses' named enum. */
 export const RunEvent = RunEventPayload.extend({

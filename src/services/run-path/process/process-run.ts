@@ -1,13 +1,13 @@
 import { and, eq } from "drizzle-orm";
-import { FINAL_STATUSES, type RunMetadata, type RunStatus } from "../../domain/runs";
-import type { ProcessOutcome } from "../../engine/types";
-import type { ServiceContext } from "../context";
-import { deliverRun, PermanentDeliveryError } from "../run-path/process/delivery";
-import { enqueueRunEvent } from "../run-events";
-import { connectionPgp } from "../connections/pgp-keys";
+import { FINAL_STATUSES, type RunMetadata, type RunStatus } from "../../../domain/runs";
+import type { ProcessOutcome } from "../../../engine/types";
+import type { ServiceContext } from "../../context";
+import { deliverRun, PermanentDeliveryError } from "./delivery";
+import { enqueueRunEvent } from "../announce/run-events";
+import { connectionPgp } from "../../connections/pgp-keys";
 import { engineRequest, versionForEngine } from "./engine-request";
 import { reportProgress } from "./progress";
-import { loadRunRow, publishStatus, type RunRow } from "./record";
+import { loadRunRow, publishStatus, type RunRow } from "../../runs/record";
 
 export interface ProcessRunOptions {
   runId: string;

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import type { Writer } from "../../../db/client";
-import { newId } from "../../domain/ids";
-import type { RunStatus } from "../../domain/runs";
-import type { ServiceContext } from "../context";
+import type { Writer } from "../../../../db/client";
+import { newId } from "../../../domain/ids";
+import type { RunStatus } from "../../../domain/runs";
+import type { ServiceContext } from "../../context";
 
 /**
  * Durable run events: what webhooks and notifications are told. A run event

@@ -1,7 +1,7 @@
-import { AppError } from "../../domain/errors";
-import type { RunSource } from "../../domain/runs";
-import type { ServiceContext } from "../context";
-import { loadPipelineRow, type PipelineRow } from "../pipelines/record";
+import { AppError } from "../../../domain/errors";
+import type { RunSource } from "../../../domain/runs";
+import type { ServiceContext } from "../../context";
+import { loadPipelineRow, type PipelineRow } from "../../pipelines/record";
 
 /**
  * The pipeline a file is sent to, if it takes files from that source: the

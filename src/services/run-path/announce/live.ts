@@ -1,2 +1,2 @@
-export * from "./shapes";
+export * from "./watch-shapes";
 export { watchRuns } from "./watch-runs";

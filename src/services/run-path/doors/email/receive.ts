@@ -4,9 +4,9 @@ import { mkdir, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import type { AddressObject, AttachmentStream, MessageText } from "mailparser";
-import type { ServiceContext } from "../context";
-import { type ArrivalRow, recordArrival, startInboundRuns } from "../inbound";
-import { INBOUND_FOLDER, normalizeSpacePath, spaceKey } from "../spaces";
+import type { ServiceContext } from "../../../context";
+import { type ArrivalRow, recordArrival, startInboundRuns } from "../../ingest/inbound";
+import { INBOUND_FOLDER, normalizeSpacePath, spaceKey } from "../../../spaces";
 import { findInboxes, type Inbox } from "./inboxes";
 import { attachmentFormat, attachmentName, type FileFormat, formatsList, senderAllowed, subjectMatches } from "./rules";
 

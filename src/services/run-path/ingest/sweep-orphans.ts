@@ -1,5 +1,5 @@
 import { inArray } from "drizzle-orm";
-import type { ServiceContext } from "../context";
+import type { ServiceContext } from "../../context";
 
 /**
  * A run's folder without a run this long after its last write is a crash's

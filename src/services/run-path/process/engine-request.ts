@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { and, eq } from "drizzle-orm";
-import { runKeys } from "../../adapters/storage/keys";
-import type { OutputFormat, ProcessRequest } from "../../engine/types";
-import type { ServiceContext } from "../context";
-import type { PipelineRow } from "../pipelines/record";
-import { OUTPUT_FORMATS, type PipelineMappings } from "../pipelines/shapes";
-import type { RunRow } from "./record";
+import { runKeys } from "../../../adapters/storage/keys";
+import type { OutputFormat, ProcessRequest } from "../../../engine/types";
+import type { ServiceContext } from "../../context";
+import type { PipelineRow } from "../../pipelines/record";
+import { OUTPUT_FORMATS, type PipelineMappings } from "../../pipelines/shapes";
+import type { RunRow } from "../../runs/record";
 
 /** What of a run the engine's request is made of (a run being created has all of it but its size). */
 export type RunForEngine = Pick<RunRow, "id" | "workspaceId" | "filename" | "originalKey" | "direction" | "source" | "metadata"> & { size?: number };

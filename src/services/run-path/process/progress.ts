@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
-import { type EngineProgress, newEngineProgress, PROGRESS_BYTES, PROGRESS_ROWS } from "../../engine/types";
-import type { ServiceContext } from "../context";
-import { publishStatus, type RunRow } from "./record";
+import { type EngineProgress, newEngineProgress, PROGRESS_BYTES, PROGRESS_ROWS } from "../../../engine/types";
+import type { ServiceContext } from "../../context";
+import { publishStatus, type RunRow } from "../../runs/record";
 
 /** `metadata.progress` while a run is processing (docs/decisions/runs.md). */
 export interface RunProgress {
