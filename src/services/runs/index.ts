@@ -1,12 +1,9 @@
 export { acknowledgeRun } from "./acknowledge-run";
 export { getRun } from "./get-run";
-export { giveUpRun } from "../run-path/process/give-up-run";
 export { listPipelineRuns } from "./list-pipeline-runs";
 export { listRuns } from "./list-runs";
 export { pipelineForFiles } from "../run-path/ingest/pipeline-for-files";
-export { processRun } from "../run-path/process/process-run";
 export { DELETED_PIPELINE, presentRun, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord } from "./record";
-export { retryRun } from "../run-path/ingest/retry";
-export { type RunBody, type StartRunOptions, startRun } from "../run-path/ingest/start-run";
+export { retryRun } from "./retry-run";
 export * from "./shapes";
 export { reprocessRun } from "./reprocess-run";

@@ -8,11 +8,11 @@ import type { ServiceContext } from "../../context";
  * Durable run events: what webhooks and notifications are told. A run event
  * is enqueued as a `run.event` job inside the same transaction that moves the
  * run, so a committed status change always produces its event and a
- * rolled-back one never does (the live-status bus in run-updates/ is the
- * best-effort, in-memory counterpart). The job fans the event out to every
- * consumer registered below; each consumer enqueues its own durable sends
- * (one per webhook, one per notification recipient), so a slow receiver
- * never holds up another.
+ * rolled-back one never does (the live bus, live.ts, is the best-effort
+ * counterpart). The job hands the event to every consumer listed in
+ * announce/index.ts; each consumer enqueues its own durable sends (one per
+ * webhook, one per notification recipient), so a slow receiver never holds
+ * up another.
  */
 export const RUN_EVENT_JOB = "run.event";
 
@@ -48,14 +48,7 @@ export const RunEventPayload = z.object({
 export type RunEventPayload = z.infer<typeof RunEventPayload>;
 
 /** Something that reacts to run events (webhooks, notifications). Must be idempotent per `eventId`. */
-export type RunEventConsumer = (ctx: ServiceContext, event: RunEventPayload) => Promise<void>;
-
-const consumers: { name: string; consume: RunEventConsumer }[] = [];
-
-/** Registers a consumer once per process (called at module load by the consumer's own module). */
-export function onRunEvent(name: string, consume: RunEventConsumer): void {
-  if (!consumers.some((c) => c.name === name)) consumers.push({ name, consume });
-}
+export type RunEventConsumer = (ctx: ServiceContext, event: RunEventPayload) => Promise<unknown>;
 
 /**
  * Enqueues the event for a status change, inside the caller's transaction.
@@ -83,18 +76,4 @@ export async function enqueueRunEvent(
     at: ctx.clock.now().toISOString(),
   };
   await ctx.queue.enqueue(w, { name: RUN_EVENT_JOB, payload, key: `${RUN_EVENT_JOB}:${payload.eventId}`, maxAttempts: 10 });
-}
-
-/** The `run.event` job: hands the event to every consumer; a consumer that throws makes the job retry (consumers are idempotent). */
-export async function dispatchRunEvent(ctx: ServiceContext, event: RunEventPayload): Promise<void> {
-  const failures: string[] = [];
-  for (const c of consumers) {
-    try {
-      await c.consume(ctx, event);
-    } catch (err) {
-      ctx.log.error({ err, consumer: c.name, eventId: event.eventId, runId: event.runId }, "run event consumer failed");
-      failures.push(`${c.name}: ${(err as Error).message}`);
-    }
-  }
-  if (failures.length > 0) throw new Error(`run event ${event.eventId}: ${failures.join("; ")}`);
 }

@@ -5,7 +5,7 @@ import type { SftpEntry, SftpSession } from "../../../adapters/sftp/port";
 import { newId } from "../../../domain/ids";
 import type { ServiceContext } from "../../context";
 import { loadConnection } from "../../connections/record";
-import { startInboundRuns } from "../ingest/inbound";
+import { type InboundResult, ingest } from "../ingest";
 import { isTemporaryName } from "../../spaces";
 import { customerLogin, loginFailure, remoteFolders } from "../../connections/remote";
 
@@ -20,7 +20,7 @@ import { customerLogin, loginFailure, remoteFolders } from "../../connections/re
  * - a version (path, size, mtime) seen for the first time is remembered in
  *   sftp_pickups and left for a later poll: it may still be growing;
  * - a version seen unchanged at least SFTP_POLL_SETTLE_SECONDS ago is taken:
- *   its bytes stream straight from the server into startInboundRuns (one run
+ *   its bytes stream straight from the server into ingest (one run
  *   per active inbound pipeline), and only then is the version recorded as
  *   taken. The runs' idempotency key names the version, so a crash between
  *   the two starts nothing twice on the next poll;
@@ -202,12 +202,12 @@ async function take(
   o: SftpPollPayload & { host: string; report: PollReport },
 ): Promise<PickupRow | null> {
   const { report } = o;
-  let result: Awaited<ReturnType<typeof startInboundRuns>>;
+  let result: InboundResult;
   try {
-    result = await startInboundRuns(ctx, {
+    result = await ingest(ctx, {
+      door: "sftp_poll",
       workspaceId: o.workspaceId,
       connectionId: o.connectionId,
-      transport: "sftp_poll",
       filename: f.name,
       // Each pipeline's run reads the file from the server; nothing is opened for a run that already exists.
       openBody: async () => exactly(session.read(f.path), f),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError } from "../../../domain/errors";
 import type { ServiceContext } from "../../context";
-import { recordArrival, startInboundRuns } from "../ingest/inbound";
+import { ingest, recordArrival } from "../ingest";
 import { spaceKey } from "../../spaces";
 import { baseName } from "../../space-files/paths";
 
@@ -55,8 +55,10 @@ export async function handleHostedArrival(ctx: ServiceContext, p: HostedArrivalP
     await recordArrival(ctx, { ...base, outcome: "ignored", reason, metadata });
     return;
   }
-  await startInboundRuns(ctx, {
-    ...base,
+  const { transport, ...file } = base;
+  await ingest(ctx, {
+    door: transport,
+    ...file,
     metadata,
     idempotencyKey: idempotencyKey(p),
     openBody: async () => {

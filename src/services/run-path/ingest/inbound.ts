@@ -1,4 +1,4 @@
-import { and, asc, desc, eq } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { AppError } from "../../../domain/errors";
 import { newId } from "../../../domain/ids";
 import type { RunSource } from "../../../domain/runs";
@@ -6,8 +6,9 @@ import type { ServiceContext } from "../../context";
 import { findByIdempotencyKey, type RunBody, startRun } from "./start-run";
 
 /**
- * How hosted SFTP, the customer-SFTP poller and e-mail hand a received file
- * to pipelines: one run per active inbound pipeline of the connection, each
+ * How a file received for a connection (hosted SFTP, documents, the
+ * customer-SFTP poller, e-mail) enters the path, behind ingest(): one run
+ * per active inbound pipeline of the connection, each
  * reading the file afresh (`openBody` is called once per pipeline), and one
  * arrival record saying what happened. A file that starts nothing is
  * recorded with the reason, never dropped silently.
@@ -130,18 +131,4 @@ export async function startInboundRuns(ctx: ServiceContext, opts: StartInboundRu
     runIds,
   });
   return { arrival, runIds };
-}
-
-/** A connection's arrivals, newest first (for the API; the caller checks the connection belongs to the workspace). */
-export async function listArrivalRows(
-  ctx: ServiceContext,
-  opts: { workspaceId: string; connectionId: string; outcome?: ArrivalOutcome; limit: number; offset: number },
-): Promise<{ rows: ArrivalRow[]; total: number }> {
-  const a = ctx.db.t.arrivals;
-  const where = and(eq(a.workspaceId, opts.workspaceId), eq(a.connectionId, opts.connectionId), opts.outcome ? eq(a.outcome, opts.outcome) : undefined);
-  const [rows, total] = await Promise.all([
-    ctx.db.read.select().from(a).where(where).orderBy(desc(a.createdAt), desc(a.id)).limit(opts.limit).offset(opts.offset),
-    ctx.db.read.$count(a, where),
-  ]);
-  return { rows, total };
 }

@@ -2,16 +2,17 @@ import { and, eq, sql } from "drizzle-orm";
 import { AppError } from "../../../domain/errors";
 import type { CallOptions, ServiceContext } from "../../context";
 import type { RunMetadata } from "../../../domain/runs";
-import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "../../runs/record";
-import type { ProcessRunPayload } from "../../runs/shapes";
+import { loadRun, type RunRecord, type RunRow } from "../../runs/record";
+import { publishStatus } from "../announce/live";
+import { queueRun } from "./queue-run";
 import { recordAudit } from "../../audit";
 
 /**
- * A failed run is processed again: a new attempt of the same run (same id,
- * same original file), with the pipeline and schema as they are now. Only a
- * `failed` run; anything else is a 409.
+ * The retry door's way in: a failed run is processed again, as a new
+ * attempt of the same run (same id, same original file), with the pipeline
+ * and schema as they are now. Only a `failed` run; anything else is a 409.
  */
-export async function retryRun(ctx: ServiceContext, opts: CallOptions & { id: string }): Promise<RunRecord> {
+export async function startAttempt(ctx: ServiceContext, opts: CallOptions & { id: string }): Promise<RunRecord> {
   const workspaceId = opts.actor.workspaceId;
   const cur = await loadRun(ctx, { workspaceId, id: opts.id });
   const run = ctx.db.t.pipelineRuns;
@@ -34,8 +35,7 @@ export async function retryRun(ctx: ServiceContext, opts: CallOptions & { id: st
       .where(and(eq(run.id, cur.row.id), eq(run.workspaceId, workspaceId), eq(run.status, "failed"), eq(run.attempt, cur.row.attempt)))
       .returning({ id: run.id });
     if (rows.length === 0) return false;
-    const payload: ProcessRunPayload = { runId: cur.row.id, attempt };
-    await ctx.queue.enqueue(w, { name: RUN_JOB, payload, key: runJobKey(cur.row.id, attempt), maxAttempts: RUN_JOB_ATTEMPTS });
+    await queueRun(ctx, w, cur.row.id, attempt);
     await recordAudit(ctx, w, opts.actor, { workspaceId, action: "run.retry", resourceType: "run", resourceId: cur.row.id });
     return true;
   });

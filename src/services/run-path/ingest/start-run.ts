@@ -12,8 +12,9 @@ import type { PipelineRow } from "../../pipelines/record";
 import { isArchiveName, splitArchive } from "./archive";
 import { engineRequest, type RunForEngine, versionForEngine } from "../process/engine-request";
 import { pipelineForFiles } from "./pipeline-for-files";
-import { loadRun, publishStatus, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord, type RunRow, runJobKey } from "../../runs/record";
-import type { ProcessRunPayload } from "../../runs/shapes";
+import { loadRun, type RunRecord, type RunRow } from "../../runs/record";
+import { publishStatus } from "../announce/live";
+import { queueRun } from "./queue-run";
 import { recordAudit } from "../../audit";
 
 /** Uploads at least this large are followed by a full collection. */
@@ -50,10 +51,12 @@ export interface StartRunOptions {
 }
 
 /**
- * How every file enters: the upload route now, SFTP, e-mail and outbound
- * uploads later. The file is stored first and the run row (with its job, in
- * the same transaction) after, so a file the service accepted is never lost;
- * if the row cannot be written, the stored object is removed again.
+ * How a file enters one pipeline, behind ingest() (an upload, an outbound
+ * upload completed, a reprocess, each file received for a connection's
+ * pipelines, an archive's members). The file is stored first and the run
+ * row (with its job, in the same transaction) after, so a file the service
+ * accepted is never lost; if the row cannot be written, the stored object is
+ * removed again.
  */
 export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Promise<RunRecord> {
   const { workspaceId } = opts;
@@ -161,11 +164,10 @@ export async function startRun(ctx: ServiceContext, opts: StartRunOptions): Prom
     createdAt: now,
     updatedAt: now,
   };
-  const payload: ProcessRunPayload = { runId: id, attempt: 1 };
   try {
     await ctx.db.tx(async (w) => {
       await w.insert(ctx.db.t.pipelineRuns).values(row);
-      if (!archive) await ctx.queue.enqueue(w, { name: RUN_JOB, payload, key: runJobKey(id, 1), maxAttempts: RUN_JOB_ATTEMPTS });
+      if (!archive) await queueRun(ctx, w, id, 1);
       if (opts.by) await recordAudit(ctx, w, opts.by, { workspaceId, ...auditOf(opts), resourceType: "run", resourceId: id });
     });
   } catch (e) {

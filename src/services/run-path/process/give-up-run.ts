@@ -2,7 +2,8 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { RunStatus } from "../../../domain/runs";
 import type { ServiceContext } from "../../context";
 import { enqueueRunEvent } from "../announce/run-events";
-import { loadRunRow, publishStatus } from "../../runs/record";
+import { loadRunRow } from "../../runs/record";
+import { publishStatus } from "../announce/live";
 
 /**
  * The `run.process` job failed on every attempt (the engine's worker kept

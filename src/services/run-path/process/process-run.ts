@@ -7,7 +7,8 @@ import { enqueueRunEvent } from "../announce/run-events";
 import { connectionPgp } from "../../connections/pgp-keys";
 import { engineRequest, versionForEngine } from "./engine-request";
 import { reportProgress } from "./progress";
-import { loadRunRow, publishStatus, type RunRow } from "../../runs/record";
+import { loadRunRow, type RunRow } from "../../runs/record";
+import { publishStatus } from "../announce/live";
 
 export interface ProcessRunOptions {
   runId: string;

@@ -1,7 +1,8 @@
 import { and, eq } from "drizzle-orm";
 import { type EngineProgress, newEngineProgress, PROGRESS_BYTES, PROGRESS_ROWS } from "../../../engine/types";
 import type { ServiceContext } from "../../context";
-import { publishStatus, type RunRow } from "../../runs/record";
+import { type RunRow } from "../../runs/record";
+import { publishStatus } from "../announce/live";
 
 /** `metadata.progress` while a run is processing (docs/decisions/runs.md). */
 export interface RunProgress {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import type { AddressObject, AttachmentStream, MessageText } from "mailparser";
 import type { ServiceContext } from "../../../context";
-import { type ArrivalRow, recordArrival, startInboundRuns } from "../../ingest/inbound";
+import { type ArrivalRow, ingest, recordArrival } from "../../ingest";
 import { INBOUND_FOLDER, normalizeSpacePath, spaceKey } from "../../../spaces";
 import { findInboxes, type Inbox } from "./inboxes";
 import { attachmentFormat, attachmentName, type FileFormat, formatsList, senderAllowed, subjectMatches } from "./rules";
@@ -177,10 +177,10 @@ async function processMessage(
         );
         continue;
       }
-      const result = await startInboundRuns(ctx, {
+      const result = await ingest(ctx, {
+        door: "email",
         workspaceId: inbox.workspaceId,
         connectionId: inbox.id,
-        transport: "email",
         filename: a.name,
         path: kept.path,
         size: a.size,
