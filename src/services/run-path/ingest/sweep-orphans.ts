@@ -4,7 +4,7 @@ import type { ServiceContext } from "../../context";
 /**
  * A run's folder without a run this long after its last write is a crash's
  * leftover. The original is put in place before the run's row is inserted
- * (src/services/runs/start-run.ts) and a failed insert removes it, so only a
+ * (src/services/run-path/ingest/start-run.ts) and a failed insert removes it, so only a
  * process that died between the two leaves one; an hour is far beyond that
  * gap, even with the database slow to answer.
  */

@@ -122,7 +122,7 @@ export async function processRun(ctx: ServiceContext, opts: ProcessRunOptions): 
     });
   }
   if (outbound && outcome.processed) {
-    // Written to the connection's destination before the run says `delivered` (src/services/delivery).
+    // Written to the connection's destination before the run says `delivered` (src/services/run-path/process/delivery).
     try {
       metadata.delivery = await deliverRun(ctx, row, { key: outcome.processed.key, format: outputFormat, pgp: mappings.options.pgpEncrypt ? pgp : undefined });
     } catch (e) {
