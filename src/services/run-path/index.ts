@@ -24,7 +24,7 @@
  * arrival record (inbound.ts); a zip becomes one run per member
  * (archive.ts); a retry makes a failed run pending again (retry.ts).
  *
- * Process (process/process-run.ts, the `run.process` job): claim the run
+ * Process (process/index.ts, the `run.process` job): claim the run
  * (pending → processing), run the engine on it (engine-request.ts) while
  * recording progress (progress.ts), deliver an outbound run's file
  * (delivery/), finish (completed, delivered or failed). A job that fails on
@@ -40,7 +40,6 @@ export { EMAIL_FOLDER, type EmailReceipt, isInboxAddress, type ReceiveEmailOptio
 export { MAX_TAKEN_PER_POLL, type PollReport, pollConnection, SFTP_POLL_ALL_JOB, SFTP_POLL_JOB, SftpPollPayload, schedulePolls } from "./doors/sftp-poll";
 export { enqueueArrival, giveUpHostedArrival, HOSTED_ARRIVAL_ATTEMPTS, HOSTED_ARRIVAL_JOB, HostedArrivalPayload, handleHostedArrival } from "./doors/space-arrival";
 export { type Door, type IngestEntry, ingest, pipelineForFiles, recordArrival, sweepOrphanRuns } from "./ingest";
-export { giveUpRun } from "./process/give-up-run";
-export { processRun } from "./process/process-run";
+export { giveUpRun, processRun } from "./process";
 export { RUN_JOB, RUN_JOB_ATTEMPTS } from "../runs/record";
 export { ProcessRunPayload } from "../runs/shapes";
