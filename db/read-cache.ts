@@ -80,14 +80,18 @@ export interface ReadCache<V> {
   readonly size: number;
 }
 
-/** The kept value, or `load()`'s, kept if still valid when it arrives. */
-export async function cachedRead<V>(cache: ReadCache<V>, key: string, load: () => Promise<V>): Promise<V> {
+/**
+ * The kept value, at once (no promise to make or wait for: the request path's
+ * hits), or `load()`'s, kept if still valid when it arrives.
+ */
+export function cachedRead<V>(cache: ReadCache<V>, key: string, load: () => Promise<V>): V | Promise<V> {
   const hit = cache.get(key);
   if (hit !== undefined) return hit;
   const ticket = cache.ticket();
-  const value = await load();
-  cache.store(key, value, ticket);
-  return value;
+  return load().then((value) => {
+    cache.store(key, value, ticket);
+    return value;
+  });
 }
 
 function deepFreeze<T>(value: T): T {

@@ -2,7 +2,7 @@ import { GraphQLError } from "graphql";
 import { type AppError, type ErrorCode, isAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../src/domain/errors";
 import { currentRequestId } from "../src/domain/request-context";
 import { asUnavailable } from "../src/services/shared/unavailable";
-import { HTTP_STATUS } from "../src/http/errors";
+import { HTTP_STATUS } from "../src/transport/status";
 import type { Logger } from "../src/logger";
 
 /** The GraphQL transport's one table from error code to `extensions.code`. */

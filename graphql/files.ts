@@ -24,7 +24,7 @@ builder.queryFields((t) => ({
     type: outputType(files.SearchFilesResult),
     description: "Rows of the listed runs' processed files matching the term, run by run in the order given.",
     args: { input: t.arg({ type: inputType(files.SearchFilesInput), required: true }) },
-    resolve: (_, { input }, { svc, actor }) => files.searchFiles(svc, { actor, input: input as never }),
+    resolve: (_, { input }, { svc, actor }) => files.searchFiles(svc, { actor, input }),
   }),
   runDelta: t.field({
     nullable: true,

@@ -141,6 +141,7 @@ export function typeRef(id: string, mode: Mode): OutputRef | InputRef {
                 type,
                 nullable: Array.isArray(type) ? { list: nullable || !required, items: false } : nullable || !required,
                 description: p.description as string | undefined,
+                // The member's type is chosen at run time from the shape: no static type fits Pothos's resolver or field options.
                 resolve: (parent: Record<string, unknown>) => parent[name] as never,
               } as never),
             ];
@@ -165,6 +166,7 @@ export function typeRef(id: string, mode: Mode): OutputRef | InputRef {
               type,
               required: Array.isArray(type) ? { list: required, items: true } : required,
               description: p.description as string | undefined,
+              // The member's type is chosen at run time from the shape: no static type fits Pothos's field options.
             } as never),
           ];
         }),
@@ -173,8 +175,23 @@ export function typeRef(id: string, mode: Mode): OutputRef | InputRef {
   return ref;
 }
 
-export const outputType = (shape: z.ZodType): OutputRef => typeRef(idOf(shape), "output");
-export const inputType = (shape: z.ZodType): InputRef => typeRef(idOf(shape), "input");
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+/** A GraphQL object type whose resolvers return `O`. */
+export type ObjectRefOf<O> = PothosSchemaTypes.ObjectRef<Types, O>;
+
+/**
+ * The GraphQL types of a named shape, declared with the shape's own types:
+ * a resolver returns what the shape describes (`z.output`), and an argument
+ * of an input type is what the use case parses with that shape (`z.input`;
+ * GraphQL may send null for an absent member, which the use case refuses
+ * as on every surface). The fields are made at run time from the shape's
+ * JSON Schema, so no static type links them to it: this is the one place
+ * that says which type they carry.
+ */
+export const outputType = <S extends z.ZodType>(shape: S) =>
+  typeRef(idOf(shape), "output") as unknown as ObjectRefOf<z.output<S>>;
+export const inputType = <S extends z.ZodType>(shape: S) =>
+  typeRef(idOf(shape), "input") as unknown as PothosSchemaTypes.InputObjectRef<Types, z.input<S>>;
 
 function idOf(shape: z.ZodType): string {
   const id = z.globalRegistry.get(shape)?.id;

@@ -1,7 +1,7 @@
 import * as notifications from "../src/services/notifications";
 import { defined } from "./args";
 import { builder } from "./builder";
-import { enumNamed, inputType, type OutputRef, outputType } from "./from-zod";
+import { enumNamed, inputType, outputType } from "./from-zod";
 import { pageOf, paged } from "./page";
 
 /**
@@ -9,14 +9,12 @@ import { pageOf, paged } from "./page";
  * are made on first use (inside the field callbacks), when every named shape
  * is registered.
  */
-let types: { Preference: OutputRef; SendPage: ReturnType<typeof pageOf> } | null = null;
-const t0 = () => {
-  if (!types) {
-    const Send = outputType(notifications.NotificationSend);
-    types = { Preference: outputType(notifications.NotificationPreference), SendPage: pageOf("NotificationSend", Send) };
-  }
-  return types;
-};
+const makeTypes = () => ({
+  Preference: outputType(notifications.NotificationPreference),
+  SendPage: pageOf("NotificationSend", outputType(notifications.NotificationSend)),
+});
+let types: ReturnType<typeof makeTypes> | null = null;
+const t0 = () => (types ??= makeTypes());
 
 builder.queryFields((t) => ({
   notificationPreferences: t.field({

@@ -27,7 +27,7 @@ builder.mutationFields((t) => ({
     type: outputType(outbound.OutboundUploadCreated),
     description: "Starts an outbound upload for a pipeline with direction outbound, named with its connection's name.",
     args: { input: t.arg({ type: inputType(outbound.CreateOutboundUploadInput), required: true }) },
-    resolve: (_, { input }, { svc, actor }) => outbound.createOutboundUpload(svc, { actor, input: input as never }),
+    resolve: (_, { input }, { svc, actor }) => outbound.createOutboundUpload(svc, { actor, input }),
   }),
   putOutboundUploadPart: t.field({
     nullable: true,
@@ -46,6 +46,6 @@ builder.mutationFields((t) => ({
     type: outputType(outbound.OutboundUploadCompleted),
     description: "Combines the parts in part order into one file and starts the run; completing again answers the same run.",
     args: { uploadId: t.arg.id({ required: true }), input: t.arg({ type: inputType(outbound.CompleteOutboundUploadInput), required: true }) },
-    resolve: (_, { uploadId, input }, { svc, actor }) => outbound.completeOutboundUpload(svc, { actor, uploadId: String(uploadId), input: input as never }),
+    resolve: (_, { uploadId, input }, { svc, actor }) => outbound.completeOutboundUpload(svc, { actor, uploadId: String(uploadId), input }),
   }),
 }));

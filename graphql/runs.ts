@@ -81,7 +81,7 @@ builder.subscriptionFields((t) => ({
       "Status changes of the workspace's runs: of one run (runId), one pipeline (pipelineId), or all of them (neither). " +
       "Over graphql-ws on /graphql (the key in connection_init's payload as `x-api-key`, or the upgrade request's header) or over SSE (`Accept: text/event-stream`).",
     args: { runId: t.arg.id(), pipelineId: t.arg.id() },
-    subscribe: (_, args, { svc, actor }) => watchRuns(svc, { actor, query: defined(args) }) as never,
-    resolve: (update) => update as never,
+    subscribe: (_, args, { svc, actor }) => watchRuns(svc, { actor, query: defined(args) }),
+    resolve: (update) => update,
   }),
 }));

@@ -48,7 +48,7 @@ builder.queryFields((t) => ({
     args: { page: t.arg.int(), limit: t.arg.int(), type: t.arg({ type: enumNamed("ConnectionType") }), name: t.arg.string() },
     resolve: async (_, args, { svc, actor }) =>
       paged(await connections.listConnections(svc, { actor, query: defined(args) }), (r) =>
-        connections.presentConnection(svc, r as never),
+        connections.presentConnection(svc, r),
       ),
   }),
   schema: t.field({
@@ -113,14 +113,14 @@ builder.mutationFields((t) => ({
     type: Connection,
     args: { input: t.arg({ type: inputType(connections.CreateConnectionInput), required: true }) },
     resolve: async (_, { input }, { svc, actor }) =>
-      connections.presentConnection(svc, await connections.createConnection(svc, { actor, input: input as never })),
+      connections.presentConnection(svc, await connections.createConnection(svc, { actor, input })),
   }),
   updateConnection: t.field({
     nullable: true,
     type: Connection,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: inputType(connections.UpdateConnectionInput), required: true }) },
     resolve: async (_, { id, input }, { svc, actor }) =>
-      connections.presentConnection(svc, await connections.updateConnection(svc, { actor, id: String(id), input: input as never })),
+      connections.presentConnection(svc, await connections.updateConnection(svc, { actor, id: String(id), input })),
   }),
   deleteConnection: t.field({
     nullable: true,
@@ -138,14 +138,14 @@ builder.mutationFields((t) => ({
     nullable: true,
     type: Schema,
     args: { input: t.arg({ type: inputType(schemas.CreateSchemaInput), required: true }) },
-    resolve: async (_, { input }, { svc, actor }) => schemas.presentSchema(await schemas.createSchema(svc, { actor, input: input as never })),
+    resolve: async (_, { input }, { svc, actor }) => schemas.presentSchema(await schemas.createSchema(svc, { actor, input })),
   }),
   updateSchema: t.field({
     nullable: true,
     type: Schema,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: inputType(schemas.UpdateSchemaInput), required: true }) },
     resolve: async (_, { id, input }, { svc, actor }) =>
-      schemas.presentSchema(await schemas.updateSchema(svc, { actor, id: String(id), input: input as never })),
+      schemas.presentSchema(await schemas.updateSchema(svc, { actor, id: String(id), input })),
   }),
   deleteSchema: t.field({
     nullable: true,
@@ -158,14 +158,14 @@ builder.mutationFields((t) => ({
     type: Pipeline,
     args: { input: t.arg({ type: inputType(pipelines.CreatePipelineInput), required: true }) },
     resolve: async (_, { input }, { svc, actor }) =>
-      pipelines.presentPipeline(await pipelines.createPipeline(svc, { actor, input: input as never })),
+      pipelines.presentPipeline(await pipelines.createPipeline(svc, { actor, input })),
   }),
   updatePipeline: t.field({
     nullable: true,
     type: Pipeline,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: inputType(pipelines.UpdatePipelineInput), required: true }) },
     resolve: async (_, { id, input }, { svc, actor }) =>
-      pipelines.presentPipeline(await pipelines.updatePipeline(svc, { actor, id: String(id), input: input as never })),
+      pipelines.presentPipeline(await pipelines.updatePipeline(svc, { actor, id: String(id), input })),
   }),
   deletePipeline: t.field({
     nullable: true,
@@ -178,14 +178,14 @@ builder.mutationFields((t) => ({
     type: outputType(webhooks.CreatedWebhook),
     description: "The result carries the signing secret; it is never returned again.",
     args: { input: t.arg({ type: inputType(webhooks.CreateWebhookInput), required: true }) },
-    resolve: (_, { input }, { svc, actor }) => webhooks.createWebhook(svc, { actor, input: input as never }),
+    resolve: (_, { input }, { svc, actor }) => webhooks.createWebhook(svc, { actor, input }),
   }),
   updateWebhook: t.field({
     nullable: true,
     type: Webhook,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: inputType(webhooks.UpdateWebhookInput), required: true }) },
     resolve: async (_, { id, input }, { svc, actor }) =>
-      webhooks.presentWebhook(await webhooks.updateWebhook(svc, { actor, id: String(id), input: input as never })),
+      webhooks.presentWebhook(await webhooks.updateWebhook(svc, { actor, id: String(id), input })),
   }),
   deleteWebhook: t.field({
     nullable: true,

@@ -50,7 +50,7 @@ builder.mutationFields((t) => ({
     type: Created,
     description: "Registers a workspace-level PIPELINE_RUN_EVENT hook for an automation platform.",
     args: { input: t.arg({ type: inputType(webhooks.SubscribeInput), required: true }) },
-    resolve: (_, { input }, { svc, actor }) => webhooks.subscribe(svc, { actor, input: input as never }),
+    resolve: (_, { input }, { svc, actor }) => webhooks.subscribe(svc, { actor, input }),
   }),
   unsubscribePipelineRunEvents: t.field({
     nullable: true,

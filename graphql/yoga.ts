@@ -1,13 +1,12 @@
 import { type ASTNode, type ASTVisitor, GraphQLError, type ValidationContext } from "graphql";
-import { createYoga, type Plugin } from "graphql-yoga";
+import { createYoga, type GraphQLParams, type Plugin } from "graphql-yoga";
 import { isAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../src/domain/errors";
 import { currentRequestId } from "../src/domain/request-context";
 import { asUnavailable } from "../src/services/shared/unavailable";
 import { LATEST_VERSION } from "../src/domain/versions";
-import { isStorableString } from "../src/http/body";
-import { admitUnversionedParsed, type HttpOptions } from "../src/http/call";
-import { HTTP_STATUS } from "../src/http/errors";
-import { type LimitHeaders, limitHeadersOf } from "../src/http/guard";
+import { isStorableString } from "../src/transport/body";
+import { admitUnversionedParsed, type HttpOptions, type LimitHeaders, limitHeadersOf } from "../src/transport/admission";
+import { HTTP_STATUS } from "../src/transport/status";
 import type { ServiceContext } from "../src/services/context";
 import type { GqlContext } from "./builder";
 import { extensionsOf, GRAPHQL_CODE, maskError } from "./errors";
@@ -41,13 +40,14 @@ type WithBody = GqlContext & { [BODY]?: { value: unknown } };
 const parsedBody: Plugin = {
   onRequestParse({ serverContext, setRequestParser }) {
     const body = (serverContext as unknown as WithBody | undefined)?.[BODY];
-    if (body) setRequestParser(() => body.value as never);
+    // Checked JSON of any shape: Yoga checks that it is parameters (or a batch of them) itself, as for a body it reads.
+    if (body) setRequestParser(() => body.value as GraphQLParams | GraphQLParams[]);
   },
 };
 
 /**
  * Literals written into the document itself are checked as a JSON body's
- * values are (src/http/body.ts): no NUL or unpaired surrogate in a string,
+ * values are (src/transport/body.ts): no NUL or unpaired surrogate in a string,
  * no `__proto__` member in an object. Variables arrive in the body and were
  * checked with it. A document that fails validation is refused like a body
  * REST refuses: 400, `invalid_input`, whatever the Accept header (Yoga

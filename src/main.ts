@@ -1,7 +1,7 @@
 import { createGraphqlWebSocket } from "../graphql/ws";
 import { createService, type Service } from "./app";
 import { ConfigError, parseConfig } from "./config";
-import { openStreams } from "./http/open-streams";
+import { openStreams } from "./transport/open-streams";
 
 let config: ReturnType<typeof parseConfig>;
 try {

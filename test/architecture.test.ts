@@ -50,7 +50,7 @@ const show = (list: Edge[]) => list.map((e) => `${e.from} imports ${e.spec}`);
 
 /** Servers and protocol libraries: what a transport is made of. */
 const TRANSPORT_PACKAGES = /^(elysia|@elysiajs\/|graphql|@graphql-|@pothos\/|@trpc\/|ssh2|smtp-server)/;
-const TRANSPORTS = ["src/http", "src/sftp", "src/smtp", "graphql", "trpc", "web"];
+const TRANSPORTS = ["src/http", "src/transport", "src/sftp", "src/smtp", "graphql", "trpc", "web"];
 
 const engine = edges(sources("src/engine"));
 const services = edges(sources("src/services"));
@@ -115,5 +115,23 @@ describe("layers", () => {
       return /\bBun\.gc\(|\b(?:fullGC|edenGC)\b[^\n]*from "bun:jsc"/.test(code);
     });
     expect(callers).toEqual(["src/runtime/gc.ts"]);
+  });
+});
+
+// What REST, GraphQL and tRPC share (admission, the HTTP status table, body checks) lives in src/transport/;
+// src/http/ is the Elysia app and its REST routes, which the other surfaces do not reach into.
+describe("transports", () => {
+  test("graphql/ and trpc/ import nothing from src/http/", () => {
+    const bad = edges([...sources("graphql"), ...sources("trpc")]).filter(under(["src/http"]));
+    expect(show(bad)).toEqual([]);
+  });
+
+  test("src/transport/ is no one framework's: it imports no server or protocol library and no single transport", () => {
+    const bad = edges(sources("src/transport")).filter((e) => under(TRANSPORTS.filter((t) => t !== "src/transport"))(e) || pkg(TRANSPORT_PACKAGES)(e));
+    expect(show(bad)).toEqual([]);
+  });
+
+  test("the rule sees a transport's imports (graphql/ on src/transport/)", () => {
+    expect(edges(sources("graphql")).some((e) => e.target.startsWith("src/transport/"))).toBe(true);
   });
 });

@@ -157,7 +157,7 @@ describe("the audit log", () => {
   });
 
   test("served by a listening server, the record carries the client's address", async () => {
-    // The address is looked up only when a record reads it (src/http/guard.ts): served the way src/main.ts serves.
+    // The address is looked up only when a record reads it (src/transport/admission.ts): served the way src/main.ts serves.
     const server = Bun.serve({ port: 0, hostname: "127.0.0.1", ...createGraphqlWebSocket(h.svc, { maxJsonBodyBytes: 1 << 20 }).serve((r) => h.service.http.handle(r)) });
     try {
       const res = await fetch(`http://127.0.0.1:${server.port}/connections`, {

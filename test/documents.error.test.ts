@@ -121,7 +121,7 @@ describe("path tricks are a 400 naming the field, and nothing is written", () =>
         const what = `${method} ${path.split("?")[0]} ${field}=${JSON.stringify(trick)}`;
         expect({ what, status: r.status }).toEqual({ what, status: 400 });
         expect(r.body.error, what).toBe("invalid_input");
-        // A NUL in a JSON body is refused for the whole body before any field is read (src/http/body.ts).
+        // A NUL in a JSON body is refused for the whole body before any field is read (src/transport/body.ts).
         if (trick.includes("\u0000") && body !== undefined) expect(r.body.message, what).toStartWith("body: contains a NUL character");
         else expect(r.body.message, what).toStartWith(`${field}:`);
       }

@@ -5,7 +5,7 @@ import postgres from "postgres";
 import { getNamedType, GraphQLObjectType, isObjectType, isInterfaceType, isUnionType, type GraphQLField } from "graphql";
 import { schema as graphqlSchema } from "../graphql/schema";
 import { ERROR_CODES } from "../src/domain/errors";
-import { HTTP_STATUS } from "../src/http/errors";
+import { HTTP_STATUS } from "../src/transport/status";
 import { appRouter } from "../trpc/router";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 

@@ -6,10 +6,9 @@ import { type AppError, isAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../s
 import { currentRequestScope } from "../src/domain/request-context";
 import { asUnavailable } from "../src/services/shared/unavailable";
 import { LATEST_VERSION } from "../src/domain/versions";
-import { boundedJsonRequest } from "../src/http/body";
-import { admitUnversioned, type HttpOptions } from "../src/http/call";
-import { checkOrigin, clientAddress } from "../src/http/credentials";
-import { declaredBytes, limitHeadersOf } from "../src/http/guard";
+import { boundedJsonRequest } from "../src/transport/body";
+import { admitUnversioned, declaredBytes, type HttpOptions, limitHeadersOf } from "../src/transport/admission";
+import { checkOrigin, clientAddress } from "../src/transport/credentials";
 import { PUBLIC_PROCEDURES } from "./routers/account";
 import type { ServiceContext } from "../src/services/context";
 import { TRPC_CODE } from "./errors";

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { AppError } from "../domain/errors";
-import { boundedJsonRequest, isJsonContentType, readCheckedBody, readJsonBody } from "./body";
+import { isJsonContentType, readJsonBody } from "../transport/body";
 import {
   type ApiVersion,
   isApiVersion,
@@ -13,12 +13,11 @@ import {
   sunsetError,
 } from "../domain/versions";
 import type { Actor, ServiceContext } from "../services/context";
-import { admitKey, budgetOf, declaredBytes, type LimitHeaders, limitKey } from "./guard";
+import { admitKey, budgetOf, declaredBytes, type HttpOptions, limitKey } from "../transport/admission";
 import { claimFor, idempotencyOf, settle } from "./idempotency";
 
-export interface HttpOptions {
-  maxJsonBodyBytes: number;
-}
+/** The JSON body limit, the same on every surface. */
+export type { HttpOptions };
 
 export interface Call {
   actor: Actor;
@@ -43,32 +42,20 @@ const DEFERRED = Symbol("body read after authentication");
 const BODYLESS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"]);
 
 /**
- * Routes that read their own body (file uploads, streamed to storage as they
- * arrive): the caller is admitted exactly as on every other route, but the
- * body is left unread and `input` stays undefined.
+ * What a route declares of itself, as options on the route (the macros of
+ * `callPlugin`): `ownBody` (file uploads, streamed to storage as they
+ * arrive: the caller is admitted exactly as on every other route, but the
+ * body is left unread and `input` stays undefined), `sessionCookie` (the
+ * dashboard's session cookie is taken as well as a key, with the Origin
+ * check: only the file upload, which the browser sends itself to watch its
+ * progress; docs/decisions/dashboard.md) and `idempotencyKey` (a PUT route
+ * that accepts `Idempotency-Key`; every POST does). Each marks the request
+ * in the route's own transform hook, which runs before the admission below:
+ * other routes pay one lookup, and a GET none but the cookie's.
  */
-const OWN_BODY_ROUTES = new Map<string, Set<string>>();
-export function readsOwnBody(method: string, route: string): void {
-  routeSet(OWN_BODY_ROUTES, method, route);
-}
-
-/** Route sets by template, then method: looked up on every request without building a string. */
-function routeSet(routes: Map<string, Set<string>>, method: string, route: string): void {
-  let methods = routes.get(route);
-  if (!methods) routes.set(route, (methods = new Set()));
-  methods.add(method);
-}
-const inRouteSet = (routes: Map<string, Set<string>>, method: string, route: string) => routes.get(route)?.has(method) === true;
-
-/**
- * REST routes that take the dashboard's session cookie as well as a key
- * (with the Origin check): only the file upload, which the browser sends
- * itself to watch its progress (docs/decisions/dashboard.md).
- */
-const COOKIE_ROUTES = new Map<string, Set<string>>();
-export function acceptsSessionCookie(method: string, route: string): void {
-  routeSet(COOKIE_ROUTES, method, route);
-}
+const ownBodyRequests = new WeakSet<Request>();
+const sessionCookieRequests = new WeakSet<Request>();
+const keyedPutRequests = new WeakSet<Request>();
 
 /**
  * For every REST route: authenticate the key, choose the API version
@@ -80,6 +67,11 @@ export function acceptsSessionCookie(method: string, route: string): void {
 export function callPlugin(svc: ServiceContext, http: HttpOptions) {
   const migrationUrl = `${svc.settings.publicUrl}${MIGRATION_GUIDE_PATH}`;
   return new Elysia({ name: "call" })
+    .macro({
+      ownBody: { transform: ({ request }) => void ownBodyRequests.add(request) },
+      sessionCookie: { transform: ({ request }) => void sessionCookieRequests.add(request) },
+      idempotencyKey: { transform: ({ request }) => void keyedPutRequests.add(request) },
+    })
     .onParse({ as: "global" }, () => DEFERRED)
     // Before the Date conversion below: the first answer is stored as it is sent. Not an async function: a
     // request without an Idempotency-Key (every GET) makes no promise here. Elysia awaits what this returns
@@ -100,8 +92,8 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
       const plain = datesAsText(responseValue);
       return plain === responseValue ? undefined : plain;
     })
-    .resolve({ as: "global" }, async ({ request, set, path, route }) => {
-      const admitted = admitKey(svc, request, "rest", { sessions: inRouteSet(COOKIE_ROUTES, request.method, route) });
+    .resolve({ as: "global" }, async ({ request, set, path }) => {
+      const admitted = admitKey(svc, request, "rest", { sessions: sessionCookieRequests.has(request) });
       const actor = admitted instanceof Promise ? await admitted : admitted;
       const limited = limitKey(svc, budgetOf(actor), BODYLESS.has(request.method) ? 0 : declaredBytes(request));
       const limits = limited instanceof Promise ? await limited : limited;
@@ -124,17 +116,19 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
         if (legacyPath) throw sunsetError("The /clients API", migrationUrl);
       }
       let input: unknown;
-      const ownBody = inRouteSet(OWN_BODY_ROUTES, request.method, route);
-      if (!BODYLESS.has(request.method) && !ownBody) {
+      const bodyless = BODYLESS.has(request.method);
+      const ownBody = !bodyless && ownBodyRequests.has(request);
+      if (!bodyless && !ownBody) {
         const contentType = request.headers.get("content-type");
         if (!isJsonContentType(contentType)) {
           throw new AppError("unsupported_media_type", `content-type: '${contentType}' is not accepted here; send application/json`);
         }
         input = await readJsonBody(request, http.maxJsonBodyBytes);
       }
-      // Only POST and PUT take a key (src/http/idempotency.ts).
-      const idempotencyKey = request.method === "POST" || request.method === "PUT" ? request.headers.get("idempotency-key") : null;
-      if (idempotencyKey !== null) await claimFor(svc, request, { key: idempotencyKey, actor, route, path, ownBody, input });
+      // Every POST takes a key, and the PUT routes that say so (src/http/idempotency.ts).
+      const keyed = !bodyless && (request.method === "POST" || keyedPutRequests.has(request));
+      const idempotencyKey = keyed ? request.headers.get("idempotency-key") : null;
+      if (idempotencyKey !== null) await claimFor(svc, request, { key: idempotencyKey, actor, path, ownBody, input });
       const call: Call = { actor, version: choice.version };
       return { call, input };
     })
@@ -144,7 +138,7 @@ export function callPlugin(svc: ServiceContext, http: HttpOptions) {
       if (!idem?.replay || idem.ownBody) return;
       set.status = idem.replay.status;
       set.headers["idempotent-replayed"] = "true";
-      return idem.replay.body as never;
+      return idem.replay.body;
     });
 }
 
@@ -218,39 +212,4 @@ export function presenter<R extends object, V>(
     byVersion[version] = value;
     return value;
   };
-}
-
-/**
- * GraphQL and tRPC serve their own requests, unversioned; before they do,
- * the caller passes the same checks as on REST: a valid key, a known version
- * if one is named, and then a JSON body within the limit.
- */
-export async function admitUnversioned(
-  svc: ServiceContext,
-  request: Request,
-  http: HttpOptions,
-  surface: "trpc" | "graphql",
-): Promise<{ actor: Actor; request: Request }> {
-  // tRPC counts each procedure call against the key's budgets (trpc/init.ts), not the request.
-  const actor = await admitKey(svc, request, surface, { sessions: true });
-  const raw = request.headers.get("service-version");
-  if (raw !== null) parseVersion(raw.trim());
-  return { actor, request: await boundedJsonRequest(request, http.maxJsonBodyBytes) };
-}
-
-/**
- * As `admitUnversioned`, for a transport that takes the parsed body instead
- * of a request to read again (GraphQL): the checked JSON value, or null when
- * no body was sent.
- */
-export async function admitUnversionedParsed(
-  svc: ServiceContext,
-  request: Request,
-  http: HttpOptions,
-): Promise<{ actor: Actor; body: { value: unknown } | null; limits: LimitHeaders | null }> {
-  const actor = await admitKey(svc, request, "graphql", { sessions: true });
-  const limits = await limitKey(svc, budgetOf(actor), declaredBytes(request));
-  const raw = request.headers.get("service-version");
-  if (raw !== null) parseVersion(raw.trim());
-  return { actor, body: await readCheckedBody(request, http.maxJsonBodyBytes), limits };
 }

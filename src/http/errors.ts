@@ -1,25 +1,10 @@
 import { AppError, type ErrorCode, isAppError } from "../domain/errors";
+import { HTTP_STATUS } from "../transport/status";
 import { currentRequestId } from "../domain/request-context";
 import type { Logger } from "../logger";
 import { asUnavailable } from "../services/shared/unavailable";
 
-/** The REST transport's one table from error code to HTTP status. */
-export const HTTP_STATUS: Record<ErrorCode, number> = {
-  invalid_input: 400,
-  feature_not_enabled: 400,
-  unsupported_version: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  api_version_sunset: 410,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  rate_limited: 429,
-  unavailable: 503,
-  internal: 500,
-};
-
+/** The REST transport's one error table: an AppError as the body of its answer (with its HTTP status, src/transport/status.ts). */
 export interface ErrorBody {
   message: string;
   statusCode: number;

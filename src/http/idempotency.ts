@@ -11,7 +11,7 @@ import {
 
 /**
  * `Idempotency-Key` on REST (docs/decisions/idempotency.md): every POST, and
- * the PUT routes registered here. A JSON route's fingerprint is a digest of
+ * the PUT routes that declare `idempotencyKey: true` (src/http/call.ts). A JSON route's fingerprint is a digest of
  * its method, path and body, known before the claim; a route that reads its
  * own body (uploads) digests what it reads, and on a replay reads the body
  * again to compare.
@@ -27,12 +27,6 @@ export interface Idempotency {
   fingerprint: string | null;
   /** The route reads its own body: it checks a replay itself (ownBodyReplay). */
   ownBody: boolean;
-}
-
-const PUT_ROUTES = new Set<string>();
-/** A PUT route that accepts `Idempotency-Key` (every POST does). */
-export function acceptsIdempotencyKey(route: string): void {
-  PUT_ROUTES.add(route);
 }
 
 const states = new WeakMap<Request, Idempotency>();
@@ -64,15 +58,13 @@ export function digestOf(value: unknown, prefix = ""): string {
   return h.digest("hex");
 }
 
-/** Claims the key the request sent (`Idempotency-Key`), if its route takes one. */
+/** Claims the key the request sent (`Idempotency-Key`) on a route that takes one. */
 export async function claimFor(
   svc: ServiceContext,
   request: Request,
-  opts: { key: string; actor: Actor; route: string; path: string; ownBody: boolean; input: unknown },
+  opts: { key: string; actor: Actor; path: string; ownBody: boolean; input: unknown },
 ): Promise<void> {
-  const raw = opts.key;
-  if (request.method !== "POST" && !(request.method === "PUT" && PUT_ROUTES.has(opts.route))) return;
-  const key = checkIdempotencyKey(raw);
+  const key = checkIdempotencyKey(opts.key);
   const fingerprint = opts.ownBody ? null : digestOf(opts.input, `${request.method} ${opts.path}\n`);
   const state: Idempotency = { key, workspaceId: opts.actor.workspaceId, method: request.method, path: opts.path, replay: null, fingerprint, ownBody: opts.ownBody };
   const claim = await claimIdempotencyKey(svc, { workspaceId: state.workspaceId, key, method: state.method, path: state.path, fingerprint });

@@ -16,13 +16,15 @@ const surfaceOf = (route: string): Surface => (route === "/graphql" ? "graphql" 
  * template, method and status once it is answered.
  */
 export function observeRequests(svc: ServiceContext, handle: (request: Request) => Promise<Response>) {
-  return async (request: Request): Promise<Response> => {
+  // Not an async function: the answer's promise is passed on with one `then`, not wrapped in another promise.
+  return (request: Request): Promise<Response> => {
     const scope: RequestScope = { requestId: requestIdFor(request.headers.get(REQUEST_ID_HEADER)) };
     const t0 = performance.now();
-    const res = await runInRequest(scope, handle, request);
-    const route = scope.route ?? UNMATCHED_ROUTE;
-    svc.metrics.httpRequest(surfaceOf(route), route, request.method, res.status, (performance.now() - t0) / 1000);
-    return res;
+    return runInRequest(scope, handle, request).then((res) => {
+      const route = scope.route ?? UNMATCHED_ROUTE;
+      svc.metrics.httpRequest(surfaceOf(route), route, request.method, res.status, (performance.now() - t0) / 1000);
+      return res;
+    });
   };
 }
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ErrorCode } from "../domain/errors";
 import { LATEST_VERSION, VERSIONS } from "../domain/versions";
-import { HTTP_STATUS } from "./errors";
+import { HTTP_STATUS } from "../transport/status";
 import { type GuideDescriptions, readGuide } from "./openapi-guide";
 import { NamedSchemas, override, schemaRefs } from "./openapi-schemas";
 

@@ -1,6 +1,6 @@
 import { AppError, isAppError } from "../domain/errors";
 import { readSample, type Sample } from "../services/shared/sample";
-import { checkJsonText } from "./body";
+import { checkJsonText } from "../transport/body";
 import { readFileForm } from "./multipart";
 
 export interface SampleForm {

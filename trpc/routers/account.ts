@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError } from "../../src/domain/errors";
 import { parseInput } from "../../src/domain/validation";
-import { sessionToken } from "../../src/http/credentials";
+import { sessionToken } from "../../src/transport/credentials";
 import { currentRequestId } from "../../src/domain/request-context";
 import type { Actor, Origin } from "../../src/services/context";
 import * as people from "../../src/services/people";

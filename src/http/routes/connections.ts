@@ -4,6 +4,7 @@ import type { ServiceContext } from "../../services/context";
 import { DeleteResult } from "../../services/shared/shapes";
 import { VERSION_RULES } from "../../domain/versions";
 import { type Call, callPlugin, type HttpOptions, presenter } from "../call";
+import { inputOf } from "../../transport/input";
 import { describe, type RouteDescription, type RouteErrors } from "../openapi";
 import { bareList } from "./lists";
 
@@ -33,7 +34,7 @@ export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
           bareList(set, await connections.listConnections(svc, { ...call, query }), (rec) => present(call, rec)),
         { detail: doc({ summary: "List connections", query: connections.ListConnectionsQuery, response: { arrayOf: connections.Connection } }) },
       )
-      .post(base, async ({ call, input }) => present(call, await connections.createConnection(svc, { ...call, input: input as never })), {
+      .post(base, async ({ call, input }) => present(call, await connections.createConnection(svc, { ...call, input: inputOf(connections.CreateConnectionInput, input) })), {
         detail: doc({
           summary: "Create a connection",
           body: connections.CreateConnectionInput,
@@ -47,7 +48,7 @@ export function connectionRoutes(svc: ServiceContext, http: HttpOptions) {
       .patch(
         `${base}/:id`,
         async ({ call, params, input }) =>
-          present(call, await connections.updateConnection(svc, { ...call, id: params.id, input: input as never })),
+          present(call, await connections.updateConnection(svc, { ...call, id: params.id, input: inputOf(connections.UpdateConnectionInput, input) })),
         {
           detail: doc({
             summary: "Update a connection",

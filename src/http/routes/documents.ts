@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { ServiceContext } from "../../services/context";
 import * as documents from "../../services/documents";
 import { callPlugin, type HttpOptions } from "../call";
+import { inputOf } from "../../transport/input";
 import { describe, type RouteDescription, type RouteErrors } from "../openapi";
 
 const NO_CONNECTION = "no connection `connectionId`";
@@ -18,7 +19,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
   const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Documents"] });
   return new Elysia({ name: "routes:documents" })
     .use(callPlugin(svc, http))
-    .post("/documents/upload-url", ({ call, input }) => documents.createUploadUrl(svc, { ...call, input: input as never }), {
+    .post("/documents/upload-url", ({ call, input }) => documents.createUploadUrl(svc, { ...call, input: inputOf(documents.UploadUrlInput, input) }), {
       detail: doc({
         summary: "Get an upload ticket",
         body: documents.UploadUrlInput,
@@ -26,7 +27,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: changing("a file would be where a folder is, or the reverse"),
       }),
     })
-    .post("/documents/upload-complete", ({ call, input }) => documents.completeUpload(svc, { ...call, input: input as never }), {
+    .post("/documents/upload-complete", ({ call, input }) => documents.completeUpload(svc, { ...call, input: inputOf(documents.CompleteUploadInput, input) }), {
       detail: doc({
         summary: "Complete a multipart upload",
         body: documents.CompleteUploadInput,
@@ -34,7 +35,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: changing("a folder is at the path now", "no such upload for this path and connection"),
       }),
     })
-    .post("/documents/upload-abort", ({ call, input }) => documents.abortUpload(svc, { ...call, input: input as never }), {
+    .post("/documents/upload-abort", ({ call, input }) => documents.abortUpload(svc, { ...call, input: inputOf(documents.AbortUploadInput, input) }), {
       detail: doc({
         summary: "Abort a multipart upload",
         body: documents.AbortUploadInput,
@@ -42,7 +43,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: { not_found: NO_CONNECTION },
       }),
     })
-    .get("/documents", ({ call, query }) => documents.listDocuments(svc, { ...call, input: query as never }), {
+    .get("/documents", ({ call, query }) => documents.listDocuments(svc, { ...call, input: inputOf(documents.ListDocumentsInput, query) }), {
       detail: doc({
         summary: "Browse a folder",
         query: documents.ListDocumentsInput,
@@ -50,7 +51,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: { not_found: `${NO_CONNECTION}, or no folder at \`path\`` },
       }),
     })
-    .get("/documents/object", ({ call, query }) => documents.getDocument(svc, { ...call, input: query as never }), {
+    .get("/documents/object", ({ call, query }) => documents.getDocument(svc, { ...call, input: inputOf(documents.DocumentPathInput, query) }), {
       detail: doc({
         summary: "An object's metadata",
         query: documents.DocumentPathInput,
@@ -58,7 +59,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: { not_found: `${NO_CONNECTION}, or no object at \`path\`` },
       }),
     })
-    .get("/documents/download-url", ({ call, query }) => documents.getDownloadUrl(svc, { ...call, input: query as never }), {
+    .get("/documents/download-url", ({ call, query }) => documents.getDownloadUrl(svc, { ...call, input: inputOf(documents.DocumentPathInput, query) }), {
       detail: doc({
         summary: "Link to download an object",
         query: documents.DocumentPathInput,
@@ -66,7 +67,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: { not_found: `${NO_CONNECTION}, or no object at \`path\`` },
       }),
     })
-    .post("/documents/folders", ({ call, input }) => documents.createFolder(svc, { ...call, input: input as never }), {
+    .post("/documents/folders", ({ call, input }) => documents.createFolder(svc, { ...call, input: inputOf(documents.CreateFolderInput, input) }), {
       detail: doc({
         summary: "Create a folder",
         body: documents.CreateFolderInput,
@@ -74,7 +75,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: changing("a file is at the path or at a parent"),
       }),
     })
-    .post("/documents/move", ({ call, input }) => documents.moveDocument(svc, { ...call, input: input as never }), {
+    .post("/documents/move", ({ call, input }) => documents.moveDocument(svc, { ...call, input: inputOf(documents.MoveDocumentInput, input) }), {
       detail: doc({
         summary: "Move an object or a folder",
         body: documents.MoveDocumentInput,
@@ -82,7 +83,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: { ...changing("something exists at `to`", "nothing at `from`"), invalid_input: "a folder moved into itself" },
       }),
     })
-    .post("/documents/rename", ({ call, input }) => documents.renameDocument(svc, { ...call, input: input as never }), {
+    .post("/documents/rename", ({ call, input }) => documents.renameDocument(svc, { ...call, input: inputOf(documents.RenameDocumentInput, input) }), {
       detail: doc({
         summary: "Rename an object or a folder",
         body: documents.RenameDocumentInput,
@@ -90,7 +91,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: changing("something exists with the new `name`", "nothing at `path`"),
       }),
     })
-    .delete("/documents/object", ({ call, query }) => documents.deleteDocument(svc, { ...call, input: query as never }), {
+    .delete("/documents/object", ({ call, query }) => documents.deleteDocument(svc, { ...call, input: inputOf(documents.DeleteDocumentInput, query) }), {
       detail: doc({
         summary: "Delete an object",
         query: documents.DeleteDocumentInput,
@@ -98,7 +99,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: changing(null, "no object at `path`"),
       }),
     })
-    .delete("/documents/folder", ({ call, query }) => documents.deleteFolder(svc, { ...call, input: query as never }), {
+    .delete("/documents/folder", ({ call, query }) => documents.deleteFolder(svc, { ...call, input: inputOf(documents.DeleteDocumentInput, query) }), {
       detail: doc({
         summary: "Delete a folder and everything in it",
         query: documents.DeleteDocumentInput,
@@ -106,7 +107,7 @@ export function documentRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: changing(null, "no folder at `path`"),
       }),
     })
-    .post("/documents/bulk-delete", ({ call, input }) => documents.bulkDelete(svc, { ...call, input: input as never }), {
+    .post("/documents/bulk-delete", ({ call, input }) => documents.bulkDelete(svc, { ...call, input: inputOf(documents.BulkDeleteInput, input) }), {
       detail: doc({
         summary: "Delete many objects and folders",
         body: documents.BulkDeleteInput,

@@ -4,6 +4,7 @@ import type { ServiceContext } from "../../services/context";
 import * as delta from "../../services/delta";
 import * as files from "../../services/files";
 import { callPlugin, type HttpOptions } from "../call";
+import { inputOf } from "../../transport/input";
 import { describe, type RouteDescription } from "../openapi";
 
 /** Files (links, search, JSON fetch) and the run delta, which reads processed files the same way. */
@@ -24,7 +25,7 @@ export function fileRoutes(svc: ServiceContext, http: HttpOptions) {
     .get("/files/pipeline-runs/:id/original", ({ call, params }) => files.getRunFileLink(svc, { ...call, runId: params.id, which: "original" }), link("original"))
     .get("/files/pipeline-runs/:id/processed", ({ call, params }) => files.getRunFileLink(svc, { ...call, runId: params.id, which: "processed" }), link("processed"))
     .get("/files/pipeline-runs/:id/rejects", ({ call, params }) => files.getRunFileLink(svc, { ...call, runId: params.id, which: "rejects" }), link("rejects"))
-    .post("/files/search", ({ call, input }) => files.searchFiles(svc, { ...call, input: input as never }), {
+    .post("/files/search", ({ call, input }) => files.searchFiles(svc, { ...call, input: inputOf(files.SearchFilesInput, input) }), {
       detail: doc({
         summary: "Search rows of processed files",
         body: files.SearchFilesInput,

@@ -2,21 +2,17 @@ import { Elysia } from "elysia";
 import { AppError } from "../../domain/errors";
 import type { ServiceContext } from "../../services/context";
 import * as outbound from "../../services/outbound";
-import { isJsonContentType, readJsonBody } from "../body";
-import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
-import { acceptsIdempotencyKey, digestOf, idempotencyOf, ownBodyReplay } from "../idempotency";
+import { isJsonContentType, readJsonBody } from "../../transport/body";
+import { callPlugin, type HttpOptions } from "../call";
+import { inputOf } from "../../transport/input";
+import { digestOf, idempotencyOf, ownBodyReplay } from "../idempotency";
 import { describe, type RouteDescription } from "../openapi";
-
-const PART_ROUTE = "/outbound/uploads/:uploadId/parts/:partNumber";
-// A part has its own size limit (OUTBOUND_MAX_PART_BYTES), read only once the session and part number are accepted.
-readsOwnBody("PUT", PART_ROUTE);
-acceptsIdempotencyKey(PART_ROUTE);
 
 export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
   const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Outbound uploads"] });
   return new Elysia({ name: "routes:outbound" })
     .use(callPlugin(svc, http))
-    .post("/outbound/uploads", ({ call, input }) => outbound.createOutboundUpload(svc, { ...call, input: input as never }), {
+    .post("/outbound/uploads", ({ call, input }) => outbound.createOutboundUpload(svc, { ...call, input: inputOf(outbound.CreateOutboundUploadInput, input) }), {
       detail: doc({
         summary: "Start an outbound upload",
         body: outbound.CreateOutboundUploadInput,
@@ -35,7 +31,7 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
       }),
     })
     .put(
-      PART_ROUTE,
+      "/outbound/uploads/:uploadId/parts/:partNumber",
       async ({ call, params, request, set }) => {
         const idem = idempotencyOf(request);
         const read = async () => {
@@ -48,11 +44,14 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
           const answer = ownBodyReplay(idem, idem.fingerprint as string);
           set.status = answer.status;
           set.headers["idempotent-replayed"] = "true";
-          return answer.body as never;
+          return answer.body;
         }
         return outbound.putOutboundPart(svc, { ...call, uploadId: params.uploadId, partNumber: params.partNumber, rows: read });
       },
       {
+        // A part has its own size limit (OUTBOUND_MAX_PART_BYTES), read only once the session and part number are accepted.
+        ownBody: true,
+        idempotencyKey: true,
         parse: "none",
         detail: doc({
           summary: "Send one part of an outbound upload",
@@ -68,7 +67,7 @@ export function outboundRoutes(svc: ServiceContext, http: HttpOptions) {
     )
     .post(
       "/outbound/uploads/:uploadId/complete",
-      ({ call, params, input }) => outbound.completeOutboundUpload(svc, { ...call, uploadId: params.uploadId, input: input as never }),
+      ({ call, params, input }) => outbound.completeOutboundUpload(svc, { ...call, uploadId: params.uploadId, input: inputOf(outbound.CompleteOutboundUploadInput, input) }),
       {
         detail: doc({
           summary: "Complete an outbound upload",

@@ -2,7 +2,8 @@ import { Elysia } from "elysia";
 import type { ServiceContext } from "../../services/context";
 import * as pipelines from "../../services/pipelines";
 import { DeleteResult } from "../../services/shared/shapes";
-import { callPlugin, type HttpOptions, presenter, readsOwnBody } from "../call";
+import { callPlugin, type HttpOptions, presenter } from "../call";
+import { inputOf } from "../../transport/input";
 import { describe, type RouteDescription, type RouteErrors } from "../openapi";
 import { jsonField, readSampleForm } from "../sample-form";
 import { formRef, PreviewForm } from "./sample-doc";
@@ -14,9 +15,6 @@ const SAVE_ERRORS: RouteErrors = {
   conflict: "a pipeline with this `name` exists",
 };
 
-const PREVIEW_ROUTE = "/pipelines/:id/preview";
-readsOwnBody("POST", PREVIEW_ROUTE);
-
 export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
   // A pipeline from the read cache is presented once (the same for every version).
   const present = presenter((rec: pipelines.PipelineRecord) => pipelines.presentPipeline(rec));
@@ -26,7 +24,7 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
     .get("/pipelines", async ({ call, query, set }) => bareList(set, await pipelines.listPipelines(svc, { ...call, query }), pipelines.presentPipeline), {
       detail: doc({ summary: "List pipelines", query: pipelines.ListPipelinesQuery, response: { arrayOf: pipelines.Pipeline } }),
     })
-    .post("/pipelines", async ({ call, input }) => pipelines.presentPipeline(await pipelines.createPipeline(svc, { ...call, input: input as never })), {
+    .post("/pipelines", async ({ call, input }) => pipelines.presentPipeline(await pipelines.createPipeline(svc, { ...call, input: inputOf(pipelines.CreatePipelineInput, input) })), {
       detail: doc({
         summary: "Create a pipeline",
         body: pipelines.CreatePipelineInput,
@@ -34,13 +32,17 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
         errors: SAVE_ERRORS,
       }),
     })
-    .get("/pipelines/:id", async ({ call, params }) => present(await pipelines.getPipeline(svc, { ...call, id: params.id }), call.version), {
+    .get("/pipelines/:id", ({ call, params }) => {
+      // A kept pipeline is answered without a promise (Elysia waits only for a Promise returned).
+      const rec = pipelines.getPipeline(svc, { ...call, id: params.id });
+      return rec instanceof Promise ? rec.then((r) => present(r, call.version)) : present(rec, call.version);
+    }, {
       detail: doc({ summary: "Get a pipeline", response: { one: pipelines.Pipeline } }),
     })
     .patch(
       "/pipelines/:id",
       async ({ call, params, input }) =>
-        pipelines.presentPipeline(await pipelines.updatePipeline(svc, { ...call, id: params.id, input: input as never })),
+        pipelines.presentPipeline(await pipelines.updatePipeline(svc, { ...call, id: params.id, input: inputOf(pipelines.UpdatePipelineInput, input) })),
       {
         detail: doc({
           summary: "Update a pipeline",
@@ -62,7 +64,7 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
       },
     )
     .post(
-      PREVIEW_ROUTE,
+      "/pipelines/:id/preview",
       async ({ call, params, request }) => {
         // Refused before a byte of the sample is read.
         await pipelines.getPipeline(svc, { ...call, id: params.id });
@@ -71,6 +73,7 @@ export function pipelineRoutes(svc: ServiceContext, http: HttpOptions) {
         return pipelines.previewPipeline(svc, { ...call, id: params.id, sample, input, signal: request.signal });
       },
       {
+        ownBody: true,
         parse: "none",
         detail: {
           ...doc({

@@ -2,16 +2,13 @@ import { Elysia } from "elysia";
 import { z } from "zod";
 import type { ServiceContext } from "../../services/context";
 import * as runs from "../../services/runs";
-import { acceptsSessionCookie, callPlugin, type HttpOptions, readsOwnBody } from "../call";
-import { budgetOf, declaredBytes } from "../guard";
+import { callPlugin, type HttpOptions } from "../call";
+import { inputOf } from "../../transport/input";
+import { budgetOf, declaredBytes } from "../../transport/admission";
 import { digestStream, hashing, idempotencyOf, ownBodyReplay } from "../idempotency";
 import { type FilePart, readFileForm } from "../multipart";
 import { describe, type RouteDescription } from "../openapi";
 import { pagedList } from "./lists";
-
-const UPLOAD_ROUTE = "/pipelines/:id/runs";
-readsOwnBody("POST", UPLOAD_ROUTE);
-acceptsSessionCookie("POST", UPLOAD_ROUTE);
 
 /** The upload form, as the API description shows it (the route reads it with busboy, not with this shape). */
 const UploadRunForm = z
@@ -53,7 +50,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
       .patch(
         "/pipeline-runs/:id/status",
         async ({ call, params, input }) =>
-          runs.presentRun(await runs.acknowledgeRun(svc, { ...call, id: params.id, input: input as never }), call.version),
+          runs.presentRun(await runs.acknowledgeRun(svc, { ...call, id: params.id, input: inputOf(runs.AcknowledgeRunInput, input) }), call.version),
         {
           detail: doc({
             summary: "Acknowledge a pipeline run",
@@ -71,7 +68,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
       })
       .post(
         "/pipeline-runs/:id/reprocess",
-        async ({ call, params, input }) => runs.presentRun(await runs.reprocessRun(svc, { ...call, id: params.id, input: input as never }), call.version),
+        async ({ call, params, input }) => runs.presentRun(await runs.reprocessRun(svc, { ...call, id: params.id, input: inputOf(runs.ReprocessRunInput, input) }), call.version),
         {
           detail: doc({
             summary: "Reprocess a run's original file as a new run",
@@ -87,7 +84,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
         },
       )
       .post(
-        UPLOAD_ROUTE,
+        "/pipelines/:id/runs",
         async ({ call, params, request, set }) => {
           const maxBytes = svc.settings.maxUploadBytes;
           const idem = idempotencyOf(request);
@@ -96,7 +93,7 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
             const answer = ownBodyReplay(idem, await receiveFile(request, maxBytes, (file) => digestStream(idem, file.body)));
             set.status = answer.status;
             set.headers["idempotent-replayed"] = "true";
-            return answer.body as never;
+            return answer.body;
           }
           // Refused before a byte of the body is read.
           await runs.pipelineForFiles(svc, { workspaceId: call.actor.workspaceId, pipelineId: params.id, source: "upload" });
@@ -118,6 +115,9 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
           return runs.presentRun(run, call.version);
         },
         {
+          // The file streams to storage as it arrives; the dashboard sends it with the session cookie to watch its progress.
+          ownBody: true,
+          sessionCookie: true,
           parse: "none",
           detail: doc({
             summary: "Start a run with an uploaded file",

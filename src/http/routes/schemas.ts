@@ -2,14 +2,12 @@ import { Elysia } from "elysia";
 import type { ServiceContext } from "../../services/context";
 import * as schemas from "../../services/schemas";
 import { DeleteResult } from "../../services/shared/shapes";
-import { callPlugin, type HttpOptions, readsOwnBody } from "../call";
+import { callPlugin, type HttpOptions } from "../call";
+import { inputOf } from "../../transport/input";
 import { describe, type RouteDescription } from "../openapi";
 import { jsonField, readSampleForm } from "../sample-form";
 import { pagedList } from "./lists";
 import { formRef, InferSchemaForm } from "./sample-doc";
-
-const INFER_ROUTE = "/schemas/infer";
-readsOwnBody("POST", INFER_ROUTE);
 
 export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
   const doc = (d: Omit<RouteDescription, "tags">) => describe({ ...d, tags: ["Schemas"] });
@@ -18,7 +16,7 @@ export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
     .get("/schemas", async ({ call, query }) => pagedList(await schemas.listSchemas(svc, { ...call, query }), schemas.presentSchema), {
       detail: doc({ summary: "List schemas", query: schemas.ListSchemasQuery, response: { pageOf: schemas.Schema } }),
     })
-    .post("/schemas", async ({ call, input }) => schemas.presentSchema(await schemas.createSchema(svc, { ...call, input: input as never })), {
+    .post("/schemas", async ({ call, input }) => schemas.presentSchema(await schemas.createSchema(svc, { ...call, input: inputOf(schemas.CreateSchemaInput, input) })), {
       detail: doc({
         summary: "Create a schema",
         body: schemas.CreateSchemaInput,
@@ -27,12 +25,13 @@ export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
       }),
     })
     .post(
-      INFER_ROUTE,
+      "/schemas/infer",
       async ({ call, request }) => {
         const { sample, fields } = await readSampleForm(request, svc.settings.preview.maxBytes, svc.settings.maxUploadBytes);
         return schemas.inferSchema(svc, { ...call, sample, input: { options: jsonField(fields, "options") }, signal: request.signal });
       },
       {
+        ownBody: true,
         parse: "none",
         detail: {
           ...doc({
@@ -49,7 +48,7 @@ export function schemaRoutes(svc: ServiceContext, http: HttpOptions) {
     })
     .patch(
       "/schemas/:id",
-      async ({ call, params, input }) => schemas.presentSchema(await schemas.updateSchema(svc, { ...call, id: params.id, input: input as never })),
+      async ({ call, params, input }) => schemas.presentSchema(await schemas.updateSchema(svc, { ...call, id: params.id, input: inputOf(schemas.UpdateSchemaInput, input) })),
       {
         detail: doc({
           summary: "Update a schema",

@@ -3,8 +3,9 @@ import { AppError } from "../../domain/errors";
 import type { ServiceContext } from "../../services/context";
 import { DeleteResult } from "../../services/shared/shapes";
 import * as webhooks from "../../services/webhooks";
-import { isJsonContentType, readJsonBody } from "../body";
+import { isJsonContentType, readJsonBody } from "../../transport/body";
 import { callPlugin, type HttpOptions } from "../call";
+import { inputOf } from "../../transport/input";
 import { describe, type RouteDescription } from "../openapi";
 import { pagedList } from "./lists";
 
@@ -17,7 +18,7 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
     .get("/webhooks", async ({ call, query }) => pagedList(await webhooks.listWebhooks(svc, { ...call, query }), webhooks.presentWebhook), {
       detail: doc({ summary: "List webhooks", query: webhooks.WebhookListQuery, response: { pageOf: webhooks.Webhook } }),
     })
-    .post("/webhooks", ({ call, input }) => webhooks.createWebhook(svc, { ...call, input: input as never }), {
+    .post("/webhooks", ({ call, input }) => webhooks.createWebhook(svc, { ...call, input: inputOf(webhooks.CreateWebhookInput, input) }), {
       detail: doc({
         summary: "Create a webhook",
         body: webhooks.CreateWebhookInput,
@@ -47,7 +48,7 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
         }),
       },
     )
-    .post(`${ZAPIER}/subscribe`, ({ call, input }) => webhooks.subscribe(svc, { ...call, input: input as never }), {
+    .post(`${ZAPIER}/subscribe`, ({ call, input }) => webhooks.subscribe(svc, { ...call, input: inputOf(webhooks.SubscribeInput, input) }), {
       detail: doc({
         summary: "Subscribe an automation platform to run events",
         body: webhooks.SubscribeInput,
@@ -88,7 +89,7 @@ export function webhookRoutes(svc: ServiceContext, http: HttpOptions) {
     })
     .patch(
       "/webhooks/:id",
-      async ({ call, params, input }) => webhooks.presentWebhook(await webhooks.updateWebhook(svc, { ...call, id: params.id, input: input as never })),
+      async ({ call, params, input }) => webhooks.presentWebhook(await webhooks.updateWebhook(svc, { ...call, id: params.id, input: inputOf(webhooks.UpdateWebhookInput, input) })),
       {
         detail: doc({
           summary: "Update a webhook",

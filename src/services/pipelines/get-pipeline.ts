@@ -1,6 +1,7 @@
 import type { CallOptions, ServiceContext } from "../context";
-import { loadPipeline, type PipelineRecord } from "./record";
+import { type PipelineRecord, readPipeline } from "./record";
 
-export function getPipeline(ctx: ServiceContext, opts: CallOptions & { id: string }): Promise<PipelineRecord> {
-  return loadPipeline(ctx, { workspaceId: opts.actor.workspaceId, id: opts.id });
+/** The caller's pipeline; at once when it is kept in the read cache (callers await only a Promise). */
+export function getPipeline(ctx: ServiceContext, opts: CallOptions & { id: string }): PipelineRecord | Promise<PipelineRecord> {
+  return readPipeline(ctx, { workspaceId: opts.actor.workspaceId, id: opts.id });
 }

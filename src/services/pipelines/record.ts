@@ -100,22 +100,28 @@ function pipelineWithWebhooks(ctx: ServiceContext, opts: { workspaceId: string; 
 const PIPELINE_READS = readCacheSpec<PipelineRecord>("pipelines.withWebhooks", ["pipelines", "pipeline_webhooks", "webhooks"]);
 
 export async function loadPipeline(ctx: ServiceContext, opts: { workspaceId: string; id: string }, r: Reader = ctx.db.read): Promise<PipelineRecord> {
-  if (r === ctx.db.read) {
-    // Outside a transaction (GET /pipelines/{id}, the hottest read): kept until a commit could change it
-    // (db/read-cache.ts), else prepared statements; a missing pipeline is looked up each time.
-    return cachedRead(ctx.db.readCache(PIPELINE_READS), `${opts.workspaceId}/${opts.id}`, async () => {
-      if (ctx.db.dialect === "pg") {
-        const [found] = await pipelineWithWebhooks(ctx, opts);
-        if (!found) throw notFound("pipeline", opts.id);
-        return found;
-      }
-      const [row, webhooks] = await Promise.all([loadPipelineRow(ctx, opts), webhooksOf(ctx, opts.id)]);
-      return { row, webhooks };
-    });
-  }
+  if (r === ctx.db.read) return readPipeline(ctx, opts);
   const row = await loadPipelineRow(ctx, opts, r);
   const [rec] = await withWebhooks(ctx, [row], r);
   return rec!;
+}
+
+/**
+ * A pipeline outside a transaction (GET /pipelines/{id}, the hottest read):
+ * kept until a commit could change it (db/read-cache.ts), and then answered
+ * at once, without a promise; else read with prepared statements. A missing
+ * pipeline is looked up each time.
+ */
+export function readPipeline(ctx: ServiceContext, opts: { workspaceId: string; id: string }): PipelineRecord | Promise<PipelineRecord> {
+  return cachedRead(ctx.db.readCache(PIPELINE_READS), `${opts.workspaceId}/${opts.id}`, async () => {
+    if (ctx.db.dialect === "pg") {
+      const [found] = await pipelineWithWebhooks(ctx, opts);
+      if (!found) throw notFound("pipeline", opts.id);
+      return found;
+    }
+    const [row, webhooks] = await Promise.all([loadPipelineRow(ctx, opts), webhooksOf(ctx, opts.id)]);
+    return { row, webhooks };
+  });
 }
 
 /** Replaces a pipeline's webhook links (`created`: a pipeline inserted in this transaction has none to remove). */

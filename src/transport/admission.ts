@@ -3,6 +3,8 @@ import type { Actor, Origin, ServiceContext, Surface } from "../services/context
 import { authenticateKey } from "../services/keys/authenticate";
 import type { Budget, KeyVerdicts, RateLimits, Verdict } from "../services/rate-limits";
 import { currentRequestId } from "../domain/request-context";
+import { parseVersion } from "../domain/versions";
+import { boundedJsonRequest, readCheckedBody } from "./body";
 import { authenticateRequest } from "./credentials";
 
 /**
@@ -23,15 +25,23 @@ export interface AddressSource {
  * for: `requestIP` costs about 0.6 µs, and most requests never need the
  * address (no failed logins to check it against, no audit record).
  */
-const origins = new WeakMap<Request, { server: AddressSource; address?: string | null }>();
+const SERVER = Symbol("server");
+const ADDRESS = Symbol("client address");
+/** Kept on the request itself: a WeakMap entry per request cost more, in its own time and in each collection's. */
+interface OriginOf {
+  [SERVER]?: AddressSource;
+  [ADDRESS]?: string | null;
+}
 export function rememberServer(request: Request, server: AddressSource): void {
-  origins.set(request, { server });
+  (request as OriginOf)[SERVER] = server;
 }
 export function clientAddress(request: Request): string | null {
-  const o = origins.get(request);
-  if (!o) return null;
-  if (o.address === undefined) o.address = o.server.requestIP(request)?.address ?? null;
-  return o.address;
+  const o = request as OriginOf;
+  const server = o[SERVER];
+  if (!server) return null;
+  let address = o[ADDRESS];
+  if (address === undefined) o[ADDRESS] = address = server.requestIP(request)?.address ?? null;
+  return address;
 }
 
 /** The id of the request being served (src/http/observe.ts gives every request one: the client's when well formed). */
@@ -52,12 +62,19 @@ function policyOf(b: Budget, unit: string | null): string {
   return text;
 }
 
-/** `"name";r=` of each budget, made once. */
-const itemHead = new WeakMap<Budget, string>();
+/**
+ * `"name";r=<remaining>;t=<reset>` of a budget. The last text made for each
+ * budget is kept and given again while its numbers stay the same (the byte
+ * budget on every request that sends no body).
+ */
+const lastItem = new WeakMap<Budget, { head: string; remaining: number; reset: number; text: string }>();
 function item(b: Budget, v: Verdict): string {
-  let head = itemHead.get(b);
-  if (head === undefined) itemHead.set(b, (head = `"${b.name}";r=`));
-  return `${head}${v.remaining};t=${v.resetSeconds}`;
+  let last = lastItem.get(b);
+  if (last === undefined) lastItem.set(b, (last = { head: `"${b.name}";r=`, remaining: -1, reset: -1, text: "" }));
+  else if (last.remaining === v.remaining && last.reset === v.resetSeconds) return last.text;
+  last.remaining = v.remaining;
+  last.reset = v.resetSeconds;
+  return (last.text = `${last.head}${v.remaining};t=${v.resetSeconds}`);
 }
 
 /** The RateLimit-Policy field of a key's answers (both budgets, or the one enabled), made once per set of budgets. */
@@ -193,4 +210,44 @@ function counted(svc: ServiceContext, request: Request, e: unknown): unknown {
     if (address !== null) svc.rateLimits.failedLogin(address);
   }
   return e;
+}
+
+/** What every surface served over HTTP limits a JSON body to (MAX_JSON_BODY_BYTES). */
+export interface HttpOptions {
+  maxJsonBodyBytes: number;
+}
+
+/**
+ * GraphQL and tRPC serve their own requests, unversioned; before they do,
+ * the caller passes the same checks as on REST: a valid key, a known version
+ * if one is named, and then a JSON body within the limit.
+ */
+export async function admitUnversioned(
+  svc: ServiceContext,
+  request: Request,
+  http: HttpOptions,
+  surface: "trpc" | "graphql",
+): Promise<{ actor: Actor; request: Request }> {
+  // tRPC counts each procedure call against the key's budgets (trpc/init.ts), not the request.
+  const actor = await admitKey(svc, request, surface, { sessions: true });
+  const raw = request.headers.get("service-version");
+  if (raw !== null) parseVersion(raw.trim());
+  return { actor, request: await boundedJsonRequest(request, http.maxJsonBodyBytes) };
+}
+
+/**
+ * As `admitUnversioned`, for a transport that takes the parsed body instead
+ * of a request to read again (GraphQL): the checked JSON value, or null when
+ * no body was sent.
+ */
+export async function admitUnversionedParsed(
+  svc: ServiceContext,
+  request: Request,
+  http: HttpOptions,
+): Promise<{ actor: Actor; body: { value: unknown } | null; limits: LimitHeaders | null }> {
+  const actor = await admitKey(svc, request, "graphql", { sessions: true });
+  const limits = await limitKey(svc, budgetOf(actor), declaredBytes(request));
+  const raw = request.headers.get("service-version");
+  if (raw !== null) parseVersion(raw.trim());
+  return { actor, body: await readCheckedBody(request, http.maxJsonBodyBytes), limits };
 }

@@ -4,7 +4,7 @@ import { authenticate } from "../services/keys/authenticate";
 import { authenticateSession, SESSION_COOKIE } from "../services/people";
 
 /** The client's address as Bun.serve saw it (set by the server's fetch, graphql/ws.ts); absent in-process. */
-export { clientAddress } from "./guard";
+export { clientAddress } from "./admission";
 
 export function sessionToken(request: Request): string | null {
   const header = request.headers.get("cookie");
