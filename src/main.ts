@@ -22,7 +22,7 @@ const streams = openStreams();
 /**
  * Graceful stop within SHUTDOWN_TIMEOUT_SECONDS: no door takes anything new (HTTP, SFTP, SMTP stop listening at
  * once). HTTP requests in flight get up to half the time to finish (an upload acknowledged is a run row and its job,
- * committed together, so nothing acknowledged is lost); open subscriptions are not waited for: they are cut once the
+ * committed together, so nothing acknowledged is lost), and so do SFTP uploads whose close is being answered; open subscriptions are not waited for: they are cut once the
  * other requests are done, and clients reconnect. Jobs in hand get what is left to finish and are otherwise handed
  * back to the queue for the next start. Past the deadline the process exits anyway, with status 1.
  */
@@ -37,7 +37,8 @@ async function shutdown(signal: string) {
     process.exit(1);
   }, budgetMs);
   log?.info({ signal, timeoutSeconds: config.shutdownTimeoutSeconds }, "shutting down");
-  const doors = Promise.all([service?.smtp.close(), service?.sftp.close()]);
+  // SFTP files whose close is being answered (stored, runs starting) get up to half the time to be acknowledged.
+  const doors = Promise.all([service?.smtp.close(), service?.sftp.close({ graceMs: budgetMs / 2 })]);
   if (server) {
     let drained = false;
     void server.stop(false).then(() => (drained = true));

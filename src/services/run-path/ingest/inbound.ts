@@ -81,7 +81,7 @@ export interface InboundResult {
 }
 
 export async function startInboundRuns(ctx: ServiceContext, opts: StartInboundRunsOptions): Promise<InboundResult> {
-  // Files stored in a space (hosted SFTP, documents) are counted as they are stored (space-files/arrival.ts): this job may run again for one file.
+  // Files stored in a space (hosted SFTP, documents) are counted as they are stored (run-path/doors/space-arrival.ts): this job may run again for one file.
   if (opts.transport !== "sftp" && opts.transport !== "documents" && opts.size) ctx.metrics.bytesReceived(opts.transport === "email" ? "email" : "customer_sftp", opts.size);
   const p = ctx.db.t.pipelines;
   const pipelines = await ctx.db.read

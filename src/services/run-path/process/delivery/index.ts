@@ -111,6 +111,7 @@ export async function deliverRun(
       workspaceId: row.workspaceId,
       connectionId: conn.id,
       filename,
+      deliveryId: row.id,
       openBody: async () => {
         const body = await ctx.storage.get(key);
         if (!body) throw new Error(`the processed file ${key} is missing`);
