@@ -64,6 +64,8 @@ server = Bun.serve({
   hostname: config.host,
   // JSON bodies are limited per route (MAX_JSON_BODY_BYTES); file uploads stream and may be large.
   maxRequestBodySize: 8 * 1024 ** 3,
+  // Never Bun's development error page (it shows source lines to the client) whatever NODE_ENV says: every error is answered by the app's own error table.
+  development: false,
   // Bun's default (10 s) cut a partner's upload that paused for 10 s and any answer that took longer (a test of a
   // slow SFTP server, a delta of large runs). Event streams have no limit at all (graphql/ws.ts).
   idleTimeout: config.httpIdleTimeoutSeconds,
