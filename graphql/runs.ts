@@ -1,5 +1,5 @@
 import * as runs from "../src/services/runs";
-import { RunUpdate, watchRuns } from "../src/services/run-updates";
+import { RunUpdate, watchRuns } from "../src/services/run-path";
 import { defined } from "./args";
 import { builder } from "./builder";
 import { enumNamed, outputType } from "./from-zod";

@@ -43,7 +43,7 @@ export async function createService(opts: ServiceOptions) {
     /** Stops claiming jobs and lets those in hand finish (or hands them back), then stops workers and the event bus. */
     async stop(opts: { jobsTimeoutMs?: number } = {}) {
       // Both doors stop taking connections at once; mail being received is finished (stored, runs started)
-      // and uploads in flight are aborted, all before the queue they would enqueue on stops.
+      // and SFTP files being closed are stored and acknowledged (uploads not closed are aborted), all before the queue they would enqueue on stops.
       await Promise.all([smtp.close(), sftp.close()]);
       await stopServiceContext(svc, opts);
     },

@@ -22,7 +22,7 @@ const streams = openStreams();
 /**
  * Graceful stop within SHUTDOWN_TIMEOUT_SECONDS: no door takes anything new (HTTP, SFTP, SMTP stop listening at
  * once). HTTP requests in flight get up to half the time to finish (an upload acknowledged is a run row and its job,
- * committed together, so nothing acknowledged is lost); open subscriptions are not waited for: they are cut once the
+ * committed together, so nothing acknowledged is lost), and so do SFTP uploads whose close is being answered; open subscriptions are not waited for: they are cut once the
  * other requests are done, and clients reconnect. Jobs in hand get what is left to finish and are otherwise handed
  * back to the queue for the next start. Past the deadline the process exits anyway, with status 1.
  */
@@ -37,7 +37,8 @@ async function shutdown(signal: string) {
     process.exit(1);
   }, budgetMs);
   log?.info({ signal, timeoutSeconds: config.shutdownTimeoutSeconds }, "shutting down");
-  const doors = Promise.all([service?.smtp.close(), service?.sftp.close()]);
+  // SFTP files whose close is being answered (stored, runs starting) get up to half the time to be acknowledged.
+  const doors = Promise.all([service?.smtp.close(), service?.sftp.close({ graceMs: budgetMs / 2 })]);
   if (server) {
     let drained = false;
     void server.stop(false).then(() => (drained = true));
@@ -63,6 +64,8 @@ server = Bun.serve({
   hostname: config.host,
   // JSON bodies are limited per route (MAX_JSON_BODY_BYTES); file uploads stream and may be large.
   maxRequestBodySize: 8 * 1024 ** 3,
+  // Never Bun's development error page (it shows source lines to the client) whatever NODE_ENV says: every error is answered by the app's own error table.
+  development: false,
   // Bun's default (10 s) cut a partner's upload that paused for 10 s and any answer that took longer (a test of a
   // slow SFTP server, a delta of large runs). Event streams have no limit at all (graphql/ws.ts).
   idleTimeout: config.httpIdleTimeoutSeconds,

@@ -4,7 +4,8 @@ import { dirname, join, relative, resolve } from "node:path";
 
 // The layers, checked from the files' own imports: the engine imports no service,
 // no database and no transport; db/ imports no service; services import no transport;
-// one module paces the collector (docs/decisions/layers-and-tests.md).
+// one module paces the collector (docs/decisions/layers-and-tests.md). The run path's
+// doors enter through ingest() alone, and its run-event consumers are one list (docs/architecture.md).
 
 const ROOT = resolve(import.meta.dir, "..");
 
@@ -115,6 +116,45 @@ describe("layers", () => {
       return /\bBun\.gc\(|\b(?:fullGC|edenGC)\b[^\n]*from "bun:jsc"/.test(code);
     });
     expect(callers).toEqual(["src/runtime/gc.ts"]);
+  });
+});
+
+describe("the run path", () => {
+  const RUN_PATH = "src/services/run-path";
+  const code = ["src", "graphql", "trpc"].flatMap(sources).map((file) => ({ file, text: readFileSync(join(ROOT, file), "utf8") }));
+
+  test("the consumers of run events are one frozen list in announce/index.ts, and nothing registers one at import", async () => {
+    const { RUN_EVENT_CONSUMERS } = await import("../src/services/run-path/announce");
+    expect(RUN_EVENT_CONSUMERS.map((c) => c.name)).toEqual(["webhooks", "notifications"]);
+    expect(Object.isFrozen(RUN_EVENT_CONSUMERS)).toBe(true);
+    // No registration function exists, and only the announce module (and the path's index, which re-exports it) names the list.
+    expect(code.filter((f) => /\bonRunEvent\b/.test(f.text)).map((f) => f.file)).toEqual([]);
+    const naming = code.filter((f) => /\bRUN_EVENT_CONSUMERS\b/.test(f.text)).map((f) => f.file);
+    expect(naming.sort()).toEqual([`${RUN_PATH}/announce/index.ts`, `${RUN_PATH}/index.ts`]);
+    // A consumer module is imported by the announce module, not by whoever happens to load first (no side-effect imports of fan-out).
+    const sideEffect = code.filter((f) => /^[ \t]*import\s*["'][^"']*fan-out["']/m.test(f.text)).map((f) => f.file);
+    expect(sideEffect).toEqual([]);
+  });
+
+  test("every door enters through ingest(): only the ingest stage starts runs itself", () => {
+    const starters = code
+      .filter((f) => !f.file.startsWith(`${RUN_PATH}/ingest/`))
+      .filter((f) => /\b(?:startRun|startInboundRuns|startAttempt)\s*\(/.test(f.text))
+      .map((f) => f.file);
+    expect(starters).toEqual([]);
+    const callers = code.filter((f) => !f.file.startsWith(`${RUN_PATH}/ingest/`) && /\bingest\(\s*(?:ctx|svc)\b/.test(f.text)).map((f) => f.file);
+    // The REST upload, hosted SFTP and documents, customer SFTP, e-mail, outbound complete, retry and reprocess.
+    expect(callers.sort()).toEqual(
+      [
+        "src/http/routes/runs.ts",
+        `${RUN_PATH}/doors/space-arrival.ts`,
+        `${RUN_PATH}/doors/sftp-poll.ts`,
+        `${RUN_PATH}/doors/email/receive.ts`,
+        "src/services/outbound/complete-upload.ts",
+        "src/services/runs/retry-run.ts",
+        "src/services/runs/reprocess-run.ts",
+      ].sort(),
+    );
   });
 });
 

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { SMTPServer } from "smtp-server";
 import { AppError } from "../src/domain/errors";
 import { jobDefinitions } from "../src/jobs/definitions";
-import { deliverToCustomerSftp } from "../src/services/delivery/customer-sftp";
-import { pollConnection, schedulePolls } from "../src/services/sftp-poll";
+import { deliverToCustomerSftp, deliveryKey } from "../src/services/run-path/process/delivery/customer-sftp";
+import { pollConnection, schedulePolls } from "../src/services/run-path/doors/sftp-poll";
 import { RUN_JOB } from "../src/services/runs";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { waitFor } from "./helpers/jobs";
@@ -398,39 +398,80 @@ describe("delivery to the customer's outbound folder", () => {
       await held;
       yield new TextEncoder().encode("A-1,3\n");
     };
-    const delivering = deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: c.id, filename: "report.csv", openBody: async () => body() });
+    const delivering = deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: c.id, filename: "report.csv", deliveryId: "run_1", openBody: async () => body() });
     await firstSent;
     await waitFor("the temporary file", () => readdirSync(c.remote("outbound")).length === 1);
     const during = readdirSync(c.remote("outbound"));
-    expect(during[0]).toMatch(/^\.report\.csv\.[0-9a-f]{8}\.part$/);
+    expect(during[0]).toMatch(/^\.fps\.report\.csv\.[0-9a-f]{8}\.[0-9a-f]{8}\.part$/);
     release();
     expect(await delivering).toEqual({ remotePath: c.remote("outbound/report.csv") });
     expect(readdirSync(c.remote("outbound"))).toEqual(["report.csv"]);
     expect(readFileSync(c.remote("outbound/report.csv"), "utf8")).toBe("sku,qty\nA-1,3\n");
 
     // Delivered again under the same name: the new file replaces the old one.
-    await deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: c.id, filename: "report.csv", openBody: async () => "sku,qty\nB-2,5\n" });
+    await deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: c.id, filename: "report.csv", deliveryId: "run_2", openBody: async () => "sku,qty\nB-2,5\n" });
     expect(readFileSync(c.remote("outbound/report.csv"), "utf8")).toBe("sku,qty\nB-2,5\n");
     expect(readdirSync(c.remote("outbound"))).toEqual(["report.csv"]);
+  });
+
+  test("a delivery removes what an interrupted attempt of it left, and other deliveries' temporary files once an hour old; nothing else", async () => {
+    const c = await connection();
+    const outbound = c.remote("outbound");
+    // The first attempt is cut after its first bytes (as if its process had died): its temporary file stays.
+    let sentFirst!: () => void;
+    const firstSent = new Promise<void>((r) => (sentFirst = r));
+    let unblock!: () => void;
+    const blocked = new Promise<void>((r) => (unblock = r));
+    const stalled = async function* () {
+      yield new TextEncoder().encode("sku,qty\nA-1,");
+      sentFirst();
+      await blocked;
+      yield new TextEncoder().encode("3\n");
+    };
+    const delivery = { workspaceId: ws.workspaceId, connectionId: c.id, filename: "report.csv", deliveryId: "run_interrupted" };
+    const first = deliverToCustomerSftp(h.svc, { ...delivery, openBody: async () => stalled() }).catch((e: Error) => e);
+    await firstSent;
+    await waitFor("the first attempt's temporary file", () => readdirSync(outbound).length === 1);
+    const firstTemp = readdirSync(outbound)[0]!;
+    expect(firstTemp).toStartWith(`.fps.report.csv.${deliveryKey("run_interrupted", "report.csv")}.`);
+
+    // Beside it: another delivery's temporary files, one being written now and one left two hours ago, and files that are not ours.
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3600_000);
+    const live = `.fps.other.csv.${deliveryKey("run_live", "other.csv")}.0123abcd.part`;
+    const old = `.fps.old.csv.${deliveryKey("run_old", "old.csv")}.4567cdef.part`;
+    const notOurs = [".report.csv.89abcdef.part", "report.csv.part", ".fps.report.csv.part", "partner-notes.txt"];
+    for (const name of [live, old, ...notOurs]) sshd.write(`${c.dir}/outbound/${name}`, "half,a\n");
+    for (const name of [old, ...notOurs]) utimesSync(join(outbound, name), hoursAgo(2), hoursAgo(2));
+
+    // The retry of the same delivery: the file arrives whole, the first attempt's leftover and the old one are removed.
+    await deliverToCustomerSftp(h.svc, { ...delivery, openBody: async () => "sku,qty\nA-1,3\n" });
+    expect(readFileSync(join(outbound, "report.csv"), "utf8")).toBe("sku,qty\nA-1,3\n");
+    expect(readdirSync(outbound).sort()).toEqual(["report.csv", live, ...notOurs].sort());
+
+    // Were the first attempt alive after all, finishing it changes nothing the customer sees: its file is gone, its rename fails.
+    unblock();
+    expect(String(await first)).toMatch(new RegExp(`rename .*/outbound/${firstTemp.replace(/\./g, "\\.")} to .*/outbound/report\\.csv: No such file`));
+    expect(readFileSync(join(outbound, "report.csv"), "utf8")).toBe("sku,qty\nA-1,3\n");
+    expect(readdirSync(outbound).sort()).toEqual(["report.csv", live, ...notOurs].sort());
   });
 
   test("a missing outbound folder is created; a large file arrives intact", async () => {
     const c = await connection({ folders: false });
     const big = new Uint8Array(5 * 1024 * 1024 + 123).map((_, i) => (i * 31) % 251);
-    await deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: c.id, filename: "big.bin", openBody: async () => big });
+    await deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: c.id, filename: "big.bin", deliveryId: "run_3", openBody: async () => big });
     expect(new Uint8Array(readFileSync(c.remote("outbound/big.bin")))).toEqual(big);
   });
 
   test("an unwritable outbound folder or a refused login fails with the reason and leaves nothing behind", async () => {
     const c = await connection();
     sshd.mkdir(`${c.dir}/outbound`, 0o555);
-    const denied = deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: c.id, filename: "r.csv", openBody: async () => "x\n" });
+    const denied = deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: c.id, filename: "r.csv", deliveryId: "run_4", openBody: async () => "x\n" });
     await expect(denied).rejects.toThrow(/writing .*\/outbound\/r\.csv: .*Permission denied/i);
     expect(readdirSync(c.remote("outbound"))).toEqual([]);
 
     const wrong = await connection({ auth: { sftpPassword: "not-the-password" } });
     await expect(
-      deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: wrong.id, filename: "r.csv", openBody: async () => "x\n" }),
+      deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: wrong.id, filename: "r.csv", deliveryId: "run_5", openBody: async () => "x\n" }),
     ).rejects.toThrow(/login as 'fpstest' .* failed: the server refused the credentials/);
   });
 
@@ -451,7 +492,7 @@ describe("delivery to the customer's outbound folder", () => {
 
   test("a hosted connection is not a customer server", async () => {
     const hosted = await h.ok(ws, "POST", "/connections", { name: `Hosted ${++n}`, sftpPassword: "pw" });
-    const e = await deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: hosted.id, filename: "r.csv", openBody: async () => "x" }).catch((x) => x);
+    const e = await deliverToCustomerSftp(h.svc, { workspaceId: ws.workspaceId, connectionId: hosted.id, filename: "r.csv", deliveryId: "run_6", openBody: async () => "x" }).catch((x) => x);
     expect(e).toBeInstanceOf(AppError);
     expect(e.code).toBe("conflict");
   });

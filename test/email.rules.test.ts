@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { FILE_FORMATS } from "../src/services/connections/shapes";
-import { attachmentFormat, attachmentName, senderAllowed, subjectMatches } from "../src/services/email-inbox";
+import { attachmentFormat, attachmentName, senderAllowed, subjectMatches } from "../src/services/run-path/doors/email";
 
 /** The inbox rules as plain functions (docs/decisions/email.md). */
 describe("allowed senders", () => {

@@ -107,7 +107,7 @@ describe("a zip upload", () => {
 
 describe("e-mail attachments", () => {
   test("zip and OpenPGP attachments are formats a connection can allow", async () => {
-    const { attachmentFormat } = await import("../src/services/email-inbox/rules");
+    const { attachmentFormat } = await import("../src/services/run-path/doors/email/rules");
     expect(attachmentFormat("batch.zip", null).format).toBe("zip");
     expect(attachmentFormat("orders.csv.gpg", null).format).toBe("pgp");
     expect(attachmentFormat(null, "application/pgp-encrypted").format).toBe("pgp");

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client, type SFTPWrapper } from "ssh2";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { createPipeline, ITEMS_CSV, waitForRun } from "./helpers/runs";
+import { startS3 } from "./helpers/s3";
+import { sftpLive } from "./helpers/sftp";
 
 /**
  * Graceful shutdown of the real process: `npm start` hands SIGTERM to the service, which stops taking
@@ -167,5 +172,111 @@ test("an open subscription does not hold the stop: the stream is closed once not
     expect(log.lines.map((l) => l.msg)).not.toContain("HTTP requests still open at half the shutdown time; closing them");
   } finally {
     proc.kill("SIGKILL");
+  }
+});
+
+/**
+ * An S3 store (s3rver) reached through a pass-through HTTP proxy that can hold back the PUT of one key: the file's
+ * close then waits on storage, as it would on a slow store. `arrived` settles when the held PUT has arrived whole.
+ */
+async function slowS3(heldKey: string) {
+  const s3 = await startS3();
+  let seen!: () => void;
+  let release!: () => void;
+  const arrived = new Promise<void>((r) => (seen = r));
+  const released = new Promise<void>((r) => (release = r));
+  const proxy = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      const body = req.method === "GET" || req.method === "HEAD" ? undefined : await req.arrayBuffer();
+      if (req.method === "PUT" && url.pathname.endsWith(`/${heldKey}`)) {
+        seen();
+        await released;
+      }
+      const headers = new Headers(req.headers);
+      for (const h of ["host", "content-length", "transfer-encoding", "connection"]) headers.delete(h);
+      const res = await fetch(`${s3.endpoint}${url.pathname}${url.search}`, { method: req.method, headers, body, redirect: "manual" });
+      return new Response(req.method === "HEAD" ? null : await res.arrayBuffer(), { status: res.status, headers: res.headers });
+    },
+  });
+  return {
+    env: { ...s3.env, S3_ENDPOINT: `http://127.0.0.1:${proxy.port}` },
+    arrived,
+    release,
+    async stop() {
+      release();
+      proxy.stop(true);
+      await s3.stop();
+    },
+  };
+}
+
+test("an SFTP upload whose close is being answered at SIGTERM is acknowledged and runs once; a file opened after the signal is refused", async () => {
+  const user = "stopping-partner";
+  const password = "stopping-partner-Pw-7";
+  const partner = await h.ok(ws, "POST", "/connections", { name: "Stopping partner", type: "SFTP", sftpUsername: user, sftpPassword: password });
+  const { pipeline } = await createPipeline(h, ws, { connectionId: partner.id });
+  const dir = mkdtempSync(join(tmpdir(), "fps-sftp-stop-"));
+  writeFileSync(join(dir, "items.csv"), ITEMS_CSV);
+  const store = await slowS3("closing.csv");
+  const childEnv = { ...env(), ...store.env };
+
+  const first = Bun.spawn([process.execPath, "src/main.ts"], { cwd: ROOT, env: childEnv, stdout: "pipe", stderr: "pipe" });
+  const log = logLines(first);
+  let second: Proc | undefined;
+  const late = new Client();
+  let uploader: ReturnType<typeof sftpLive> | undefined;
+  try {
+    const { sftpPort } = await log.waitFor("file pipeline service listening");
+    // Two partners logged in before the signal: one uploads, the other opens a file only after it.
+    uploader = sftpLive({ port: sftpPort, user, password }, { cwd: dir });
+    uploader.send("ls /inbound");
+    await uploader.waitFor("sftp> ls /inbound");
+    await new Promise<void>((resolve, reject) => {
+      late.once("ready", () => resolve()).once("error", reject);
+      late.connect({ host: "127.0.0.1", port: sftpPort, username: user, password });
+    });
+    const lateSftp = await new Promise<SFTPWrapper>((resolve, reject) => late.sftp((err, s) => (err ? reject(err) : resolve(s))));
+
+    // The client has sent the whole file and its close; the store is still writing it when the signal comes.
+    uploader.send("put items.csv /inbound/closing.csv");
+    uploader.send("bye");
+    await store.arrived;
+    first.kill("SIGTERM");
+    await log.waitFor("shutting down");
+    const refused = await new Promise<Error | null>((resolve) => lateSftp.open("/inbound/late.csv", "w", (err) => resolve(err ?? null)));
+    expect(refused?.message).toContain("the server is stopping");
+    await Bun.sleep(300);
+    store.release();
+
+    // The client is told its file was stored; the process still ends in time.
+    const done = await uploader.end();
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stderr).toBe("");
+    expect(await first.exited).toBe(0);
+    expect(log.lines.map((l) => l.msg)).not.toContain("shutdown timed out; exiting with work unfinished");
+
+    // The next instance starts the one run of the stored file; the refused one stored nothing.
+    second = Bun.spawn([process.execPath, "src/main.ts"], { cwd: ROOT, env: childEnv, stdout: "pipe", stderr: "pipe" });
+    await logLines(second).waitFor("file pipeline service listening");
+    const deadline = Date.now() + 30_000;
+    let runs: { filename: string; id: string }[] = [];
+    while (runs.length === 0 && Date.now() < deadline) {
+      runs = (await h.ok(ws, "GET", `/pipeline-runs?pipelineId=${pipeline.id}&limit=100`)).data;
+      await Bun.sleep(100);
+    }
+    expect(runs.map((r) => r.filename)).toEqual(["closing.csv"]);
+    expect((await waitForRun(h, ws, runs[0]!.id, ["completed", "failed"], { timeoutMs: 30_000 })).status).toBe("completed");
+  } finally {
+    uploader?.kill();
+    late.end();
+    first.kill("SIGKILL");
+    if (second) {
+      second.kill("SIGTERM");
+      expect(await second.exited).toBe(0);
+    }
+    await store.stop();
   }
 });

@@ -5,7 +5,7 @@ import { waitFor } from "./helpers/jobs";
 import { EMAIL_FROM, NotifyServers, SLACK_TOKEN, SMTP_USER, TWILIO_FROM, TWILIO_SID, TWILIO_TOKEN } from "./helpers/notify-servers";
 import { createPipeline, type PipelineFixture, runToEnd } from "./helpers/runs";
 import { deliverSend, fanOutRunEvent, giveUpSend, SEND_ATTEMPTS } from "../src/services/notifications";
-import type { RunEventPayload } from "../src/services/run-events";
+import type { RunEventPayload } from "../src/services/run-path/announce/run-events";
 
 /**
  * A run that fails or succeeds notifies each enabled preference of its

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
-import { recordArrival } from "../src/services/inbound";
+import { recordArrival } from "../src/services/run-path/ingest/inbound";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { spaceKey } from "../src/services/spaces";
 import { DASHBOARD_PATHS } from "../src/http/web";

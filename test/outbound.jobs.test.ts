@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { jobDefinitions } from "../src/jobs/definitions";
 import type { JobContext, JobDefinition } from "../src/jobs/port";
 import { runJob } from "../src/jobs/run-job";
-import { deliverRun, PermanentDeliveryError } from "../src/services/delivery";
+import { deliverRun, PermanentDeliveryError } from "../src/services/run-path/process/delivery";
 import { ENDED_RETENTION_MS, OUTBOUND_EXPIRE_CRON, OUTBOUND_EXPIRE_JOB } from "../src/services/outbound";
 import { RUN_JOB, RUN_JOB_ATTEMPTS } from "../src/services/runs";
 import { loadRunRow } from "../src/services/runs/record";

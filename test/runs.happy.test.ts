@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { RunEvent } from "../src/adapters/events/port";
-import { startRun } from "../src/services/runs";
+import { ingest } from "../src/services/run-path";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { createPipeline, ITEMS_CSV, type PipelineFixture, runToEnd, startUpload, waitForRun } from "./helpers/runs";
 
@@ -133,12 +133,12 @@ describe("lists", () => {
     // An outbound run, started the way the outbound transport will start one.
     const out = await createPipeline(h, w, { connectionId: a.connection.id, name: "Gamma out", direction: "outbound" });
     ids.o1 = (
-      await startRun(h.svc, {
+      await ingest(h.svc, {
+        door: "outbound",
         workspaceId: w.workspaceId,
         pipelineId: out.pipeline.id,
         filename: "export.json",
         body: JSON.stringify([{ SKU: "z-9", Qty: "4", Name: "Pin" }]),
-        source: "outbound",
       })
     ).row.id;
     await waitForRun(h, w, ids.o1, ["delivered", "failed"]);

@@ -6,7 +6,9 @@ import { createEnginePool } from "../src/engine/pool";
 import type { RunEvent } from "../src/adapters/events/port";
 import { jobDefinitions } from "../src/jobs/definitions";
 import type { JobContext, JobDefinition } from "../src/jobs/port";
-import { RUN_JOB, RUN_JOB_ATTEMPTS, startRun } from "../src/services/runs";
+import { ingest } from "../src/services/run-path";
+import { startRun } from "../src/services/run-path/ingest/start-run";
+import { RUN_JOB, RUN_JOB_ATTEMPTS } from "../src/services/runs";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { createPipeline, ITEMS_CSV, type PipelineFixture, startUpload } from "./helpers/runs";
 
@@ -233,7 +235,7 @@ describe("startRun", () => {
       throw new Error("connection reset by peer");
     }
     await expect(
-      startRun(h.svc, { workspaceId: ws.workspaceId, pipelineId: fx.pipeline.id, filename: "x.csv", body: broken(), source: "upload" }),
+      ingest(h.svc, { door: "upload", workspaceId: ws.workspaceId, pipelineId: fx.pipeline.id, filename: "x.csv", body: broken() }),
     ).rejects.toThrow(/connection reset/);
     expect((await h.ok(ws, "GET", "/pipeline-runs")).pagination.total).toBe(before);
     const keys = (await h.svc.storage.list(`ws/${ws.workspaceId}/runs/`)).objects.map((o) => o.key);

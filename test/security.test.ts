@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { recordArrival } from "../src/services/inbound";
+import { recordArrival } from "../src/services/run-path/ingest/inbound";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { spaceKey } from "../src/services/spaces";
 import { waitForRun } from "./helpers/runs";

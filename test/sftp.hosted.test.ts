@@ -3,7 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { listArrivalRows } from "../src/services/inbound";
+import { listArrivalRows } from "../src/services/arrivals/list-arrivals";
 import { spaceKey } from "../src/services/spaces";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { createPipeline, ITEMS_CSV, waitForRun } from "./helpers/runs";

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Client, type SFTPWrapper } from "ssh2";
-import { listArrivalRows } from "../src/services/inbound";
+import { listArrivalRows } from "../src/services/arrivals/list-arrivals";
 import { spaceKey } from "../src/services/spaces";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { createPipeline } from "./helpers/runs";

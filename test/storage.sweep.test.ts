@@ -6,7 +6,7 @@ import { parseConfig } from "../src/config";
 import { jobDefinitions } from "../src/jobs/definitions";
 import { createLogger } from "../src/logger";
 import { STORAGE_SWEEP_JOB } from "../src/services/documents/sweep";
-import { ORPHAN_AFTER_MS, sweepOrphanRuns } from "../src/services/runs/sweep-orphans";
+import { ORPHAN_AFTER_MS, sweepOrphanRuns } from "../src/services/run-path/ingest/sweep-orphans";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { createPipeline, startUpload } from "./helpers/runs";
 import { startS3, type TestS3 } from "./helpers/s3";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { createHmac } from "node:crypto";
 import { Webhook as Verifier } from "standardwebhooks";
 import { newId } from "../src/domain/ids";
-import { RUN_EVENT_JOB, type RunEventPayload } from "../src/services/run-events";
+import { RUN_EVENT_JOB, type RunEventPayload } from "../src/services/run-path/announce/run-events";
 import { Harness, type TestWorkspace } from "./helpers/harness";
 import { waitFor } from "./helpers/jobs";
 import { Receiver } from "./helpers/receiver";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { RUN_EVENT_TYPES } from "../src/services/run-events";
+import { RUN_EVENT_TYPES } from "../src/services/run-path/announce/run-events";
 import { expectError } from "./helpers/expect";
 import { Harness, type Reply, type TestWorkspace } from "./helpers/harness";
 

@@ -2,13 +2,28 @@ import { formatIssues } from "../domain/validation";
 import type { ServiceContext } from "../services/context";
 import { deliverSend, giveUpSend, NOTIFY_SEND_JOB, reportNotifyChannels, SendPayload } from "../services/notifications";
 import { expireOutboundUploads, OUTBOUND_EXPIRE_CRON, OUTBOUND_EXPIRE_JOB } from "../services/outbound";
-import { dispatchRunEvent, RUN_EVENT_JOB, RunEventPayload } from "../services/run-events";
 import { STORAGE_SWEEP_CRON, STORAGE_SWEEP_JOB, sweepLocalStorage } from "../services/documents/sweep";
-import { sweepOrphanRuns } from "../services/runs/sweep-orphans";
 import { DeliveryPayload, deliverWebhook, WEBHOOK_DELIVERY_JOB } from "../services/webhooks";
-import { giveUpRun, ProcessRunPayload, processRun, RUN_JOB, RUN_JOB_ATTEMPTS } from "../services/runs";
-import { giveUpHostedArrival, HOSTED_ARRIVAL_JOB, HostedArrivalPayload, handleHostedArrival } from "../services/space-files";
-import { pollConnection, SFTP_POLL_ALL_JOB, SFTP_POLL_JOB, SftpPollPayload, schedulePolls } from "../services/sftp-poll";
+import {
+  dispatchRunEvent,
+  giveUpHostedArrival,
+  giveUpRun,
+  HOSTED_ARRIVAL_JOB,
+  HostedArrivalPayload,
+  handleHostedArrival,
+  pollConnection,
+  ProcessRunPayload,
+  processRun,
+  RUN_EVENT_JOB,
+  RUN_JOB,
+  RUN_JOB_ATTEMPTS,
+  RunEventPayload,
+  SFTP_POLL_ALL_JOB,
+  SFTP_POLL_JOB,
+  SftpPollPayload,
+  schedulePolls,
+  sweepOrphanRuns,
+} from "../services/run-path";
 import { AUDIT_PURGE_CRON, AUDIT_PURGE_JOB, purgeAuditEvents } from "../services/audit";
 import { IDEMPOTENCY_PURGE_CRON, IDEMPOTENCY_PURGE_JOB, purgeIdempotencyKeys } from "../services/idempotency";
 import type { CronSpec, JobDefinition } from "./port";
@@ -22,7 +37,7 @@ function payloadOf<T>(job: string, shape: { safeParse(p: unknown): { success: tr
   };
 }
 
-/** Processes one run: parse, map, validate, write (src/services/runs/process-run.ts). */
+/** Processes one run: parse, map, validate, write (src/services/run-path/process/process-run.ts). */
 export function processRunJob(svc: ServiceContext): JobDefinition<ProcessRunPayload> {
   return {
     name: RUN_JOB,
@@ -36,7 +51,7 @@ export function processRunJob(svc: ServiceContext): JobDefinition<ProcessRunPayl
   };
 }
 
-/** Fans a run event out to webhooks and notifications (src/services/run-events). */
+/** Hands a run event to its consumers, listed in src/services/run-path/announce/index.ts (webhooks, notifications). */
 export function runEventJob(svc: ServiceContext): JobDefinition<RunEventPayload> {
   return {
     name: RUN_EVENT_JOB,
@@ -47,10 +62,7 @@ export function runEventJob(svc: ServiceContext): JobDefinition<RunEventPayload>
   };
 }
 
-/**
- * One automatic attempt of one webhook delivery (src/services/webhooks/deliver.ts).
- * Importing the webhooks module registers its run-event consumer.
- */
+/** One automatic attempt of one webhook delivery (src/services/webhooks/deliver.ts). */
 export function webhookDeliveryJob(svc: ServiceContext): JobDefinition<DeliveryPayload> {
   return {
     name: WEBHOOK_DELIVERY_JOB,
@@ -61,7 +73,7 @@ export function webhookDeliveryJob(svc: ServiceContext): JobDefinition<DeliveryP
   };
 }
 
-/** Starts the runs of a file that arrived on the hosted SFTP server (src/services/space-files/arrival.ts). */
+/** Starts the runs of a file that arrived in a connection's inbound folder over hosted SFTP or the documents API (src/services/run-path/doors/space-arrival.ts). */
 export function hostedArrivalJob(svc: ServiceContext): JobDefinition<HostedArrivalPayload> {
   return {
     name: HOSTED_ARRIVAL_JOB,
@@ -76,8 +88,7 @@ export function hostedArrivalJob(svc: ServiceContext): JobDefinition<HostedArriv
 }
 
 /**
- * Sends one notification (src/services/notifications/send.ts). Importing the
- * notifications module registers its run-event consumer; creating this
+ * Sends one notification (src/services/notifications/send.ts). Creating this
  * definition (once, when the service starts its jobs) reports each channel
  * that is not configured.
  */
@@ -110,7 +121,7 @@ export function expireOutboundUploadsJob(svc: ServiceContext): JobDefinition<nul
  * Removes what crashes and abandoned clients leave in storage: the local
  * store's temp files and multipart uploads (src/services/documents/sweep.ts)
  * and, on both stores, the files of runs never recorded
- * (src/services/runs/sweep-orphans.ts). Hourly, and once at start-up.
+ * (src/services/run-path/ingest/sweep-orphans.ts). Hourly, and once at start-up.
  */
 export function storageSweepJob(svc: ServiceContext): JobDefinition<null> {
   return {
@@ -123,7 +134,7 @@ export function storageSweepJob(svc: ServiceContext): JobDefinition<null> {
   };
 }
 
-/** Enqueues one poll per self-hosted SFTP connection with an active inbound pipeline (src/services/sftp-poll). */
+/** Enqueues one poll per self-hosted SFTP connection with an active inbound pipeline (src/services/run-path/doors/sftp-poll.ts). */
 export function sftpPollAllJob(svc: ServiceContext): JobDefinition<null> {
   return {
     name: SFTP_POLL_ALL_JOB,

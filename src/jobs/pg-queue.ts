@@ -2,27 +2,15 @@ import { sql as dsql } from "drizzle-orm";
 import { Logger as GraphileLogger, parseCronItems, runMigrations, type Task, type WorkerPool } from "graphile-worker";
 import postgres from "postgres";
 import type { Writer } from "../../db/client";
-import type { Logger } from "../logger";
 import { checkCron } from "./cron";
 import { OutcomeLedger } from "./pg-replay";
 import { GraphileRun } from "./pg-runner";
 import type { CronSpec, JobDefinition, JobQueue, JobSpec, QueueHealth, WaitingJobs } from "./port";
-import { asError, type Outcome, runJob } from "./run-job";
+import { type Attempts, type Envelope, graphileLogger, graphileTask, type InHand } from "./pg-attempts";
+import { asError } from "./run-job";
 import { checkSpec, DEFAULT_MAX_ATTEMPTS, type QueueSettings } from "./spec";
 
 export type PgQueueOptions = QueueSettings;
-
-/**
- * What the queue stores as graphile-worker's payload. `maxAttempts` is the
- * caller's limit: graphile's own max_attempts is raised by one when a worker
- * died on the last attempt, so the queue can still give the job up.
- */
-interface Envelope {
-  payload: unknown;
-  maxAttempts: number;
-}
-const isEnvelope = (v: unknown): v is Envelope =>
-  typeof v === "object" && v !== null && "payload" in v && Number.isInteger((v as Envelope).maxAttempts);
 
 /** Advisory-lock namespace of worker liveness (pg_advisory_lock(namespace, hashtext(pool id))). */
 const LIVENESS_NS = 741329021;
@@ -32,11 +20,6 @@ const RESTART_MAX_MS = 10_000;
 /** See `takeoverMs`. */
 const TAKEOVER_MS = 5_000;
 
-interface InHand {
-  id: string;
-  attempts: number;
-  controller: AbortController;
-}
 
 export async function createPgJobQueue(o: PgQueueOptions): Promise<JobQueue> {
   if (!o.db.url) throw new Error("job queue: the Postgres database has no connection URL");
@@ -74,6 +57,7 @@ class PgJobQueue implements JobQueue {
   private readonly takeoverMs: number;
   private sweeping = false;
   private readonly inHand = new Map<string, InHand>();
+  private readonly attempts: Attempts;
 
   constructor(
     private readonly o: PgQueueOptions,
@@ -81,6 +65,7 @@ class PgJobQueue implements JobQueue {
     private readonly logger: GraphileLogger,
   ) {
     this.sql = postgres(url, { max: 3, connect_timeout: 5, onnotice: () => {} });
+    this.attempts = { inHand: this.inHand, ledger: this.ledger, sql: this.sql, poolId: () => this.poolId, retry: o.retry, log: o.log };
     this.takeoverMs = Math.min(o.leaseMs, TAKEOVER_MS);
   }
 
@@ -136,7 +121,7 @@ class PgJobQueue implements JobQueue {
       onclose: () => this.livenessLost(),
     });
     this.taskList = {};
-    for (const d of definitions) this.taskList[d.name] = this.task(d);
+    for (const d of definitions) this.taskList[d.name] = graphileTask(d, this.attempts);
     this.cronItems = parseCronItems(
       crons.map((c) => ({
         task: c.job,
@@ -265,82 +250,6 @@ class PgJobQueue implements JobQueue {
     if (left.length > 0) this.o.log.warn({ jobs: left.map((j) => j.id) }, "job queue stopped with jobs in hand; handed them back");
   }
 
-  private task(definition: JobDefinition<unknown>): Task {
-    return async (raw, helpers) => {
-      const job = helpers.job;
-      const controller = new AbortController();
-      const entry: InHand = { id: job.id, attempts: job.attempts, controller };
-      this.inHand.set(job.id, entry);
-      let outcome: Outcome;
-      try {
-        outcome = isEnvelope(raw)
-          ? await runJob({
-              definition,
-              payload: raw.payload,
-              jobId: job.id,
-              attempt: job.attempts,
-              maxAttempts: raw.maxAttempts,
-              signal: controller.signal,
-              retry: this.o.retry,
-              log: this.o.log,
-            })
-          : { status: "failed", error: new Error("job payload is not in the queue's envelope (added outside the job queue?)") };
-      } finally {
-        if (this.inHand.get(job.id) === entry) this.inHand.delete(job.id);
-      }
-      if (controller.signal.aborted) {
-        // Handed back at shutdown: throwing makes graphile's fail a no-op (the job is
-        // no longer locked by this pool), where returning would delete the job.
-        throw asError(controller.signal.reason);
-      }
-      const pool = helpers.job.locked_by ?? this.poolId ?? "";
-      if (outcome.status === "completed") {
-        this.ledger.record(job.id, { pool, attempts: job.attempts, kind: "completed" });
-        return;
-      }
-      this.ledger.record(job.id, {
-        pool,
-        attempts: job.attempts,
-        kind: outcome.status,
-        delayMs: outcome.status === "retry" ? outcome.delayMs : undefined,
-        message: outcome.error.message,
-      });
-      if (outcome.status === "retry") {
-        this.afterUnlock(job.id, job.attempts, (id) =>
-          this.sql`select graphile_worker.reschedule_jobs(array[${id}]::bigint[], run_at => now() + ${outcome.delayMs}::int * interval '1 millisecond')`,
-        );
-      } else if (job.attempts < job.max_attempts) {
-        this.afterUnlock(job.id, job.attempts, (id) =>
-          this.sql`select graphile_worker.permanently_fail_jobs(array[${id}]::bigint[], ${outcome.error.message}::text)`,
-        );
-      }
-      // On the last attempt graphile marks the job failed for good by itself.
-      throw outcome.error;
-    };
-  }
-
-  /**
-   * graphile applies its own delay (at least e seconds) when a task throws
-   * and unlocks the job right after; once unlocked, and before anyone can
-   * claim it, this replaces the delay with ours (or fails the job for good).
-   * Functions of graphile's public API only touch unlocked jobs, hence the wait.
-   */
-  private afterUnlock(jobId: string, attempts: number, apply: (id: string) => Promise<unknown>): void {
-    const deadline = Date.now() + 2_000;
-    const attempt = async (): Promise<void> => {
-      const [row] = await this.sql<{ id: string }[]>`
-        select id from graphile_worker.jobs where id = ${jobId}::bigint and attempts = ${attempts}::int and locked_at is null`;
-      if (row) {
-        await apply(jobId);
-        return;
-      }
-      if (Date.now() > deadline) return;
-      await new Promise((r) => setTimeout(r, 5));
-      return attempt();
-    };
-    void attempt().catch((e) => this.o.log.warn({ jobId, err: asError(e) }, "could not adjust a failed job; graphile's own delay applies"));
-  }
-
   private async holdLiveness(): Promise<void> {
     try {
       await this.live!`select pg_advisory_lock(${LIVENESS_NS}::int, hashtext(${this.poolId}::text))`;
@@ -437,15 +346,4 @@ class PgJobQueue implements JobQueue {
       this.sweeping = false;
     }
   }
-}
-
-/** graphile-worker's log lines through the service logger, one level quieter (it logs every job at info). */
-function graphileLogger(log: Logger): GraphileLogger {
-  return new GraphileLogger((scope) => (level, message, meta) => {
-    const fields = { graphile: scope.label ?? "worker", jobId: scope.jobId, ...(meta?.error ? { err: meta.error } : {}) };
-    // Failed attempts are logged by the queue itself, with the decision taken.
-    if (level === "error" && !message.startsWith("Failed task")) log.error(fields, message);
-    else if (level === "warning") log.info(fields, message);
-    else log.debug(fields, message);
-  });
 }

@@ -1,9 +1,9 @@
 import { and, count, eq, inArray, lt, lte, min, or, sql } from "drizzle-orm";
-import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import type { Database, Writer } from "../../db/client";
+import type { Writer } from "../../db/client";
 import { jobs } from "../../db/sqlite/schema/jobs";
 import { newId } from "../domain/ids";
-import { checkCron, latestSlot, nextSlot } from "./cron";
+import { checkCron, nextSlot } from "./cron";
+import { asSqlite, fireCrons, registerCrons } from "./sqlite-crons";
 import type { CronSpec, JobDefinition, JobQueue, JobSpec, QueueHealth, WaitingJobs } from "./port";
 import { deadPredecessors } from "./predecessor";
 import { asError, type Outcome, runJob } from "./run-job";
@@ -13,8 +13,6 @@ export interface SqliteQueueOptions extends QueueSettings {
   workerId: string;
 }
 
-type Sqlite = BunSQLiteDatabase<Record<string, never>>;
-const asSqlite = (w: Writer | Database["read"]) => w as unknown as Sqlite;
 
 interface InHand {
   id: string;
@@ -23,8 +21,6 @@ interface InHand {
   done: Promise<void>;
 }
 
-/** Schedules keep their last fired slot in a row of their own: `cron:<name>`, status "cron", never claimed. */
-const cronRowId = (name: string) => `cron:${name}`;
 
 /**
  * The embedded default's queue: the `jobs` table, claimed under a lease.
@@ -98,7 +94,7 @@ export class SqliteJobQueue implements JobQueue {
     }
     this.crons = crons;
     this.startedAt = new Date();
-    await this.registerCrons();
+    await registerCrons(this.o.db, crons);
     await this.resumePredecessors();
     this.running = true;
     this.state = { state: "running", restarts: 0, since: new Date() };
@@ -211,7 +207,7 @@ export class SqliteJobQueue implements JobQueue {
   }
 
   private async claimAndSchedule(): Promise<void> {
-    await this.fireCrons();
+    await fireCrons(this.o.db, this.crons, { startedAt: this.startedAt, log: this.o.log, enqueue: (w, spec) => this.enqueue(w, spec) });
     const free = this.o.concurrency - this.inHand.size;
     if (free > 0) {
       const claimed = await this.claim(free);
@@ -351,58 +347,6 @@ export class SqliteJobQueue implements JobQueue {
     } catch (e) {
       this.o.log.error({ err: asError(e) }, "could not renew job leases");
     }
-  }
-
-  /** The first time an instance sees a schedule it records the current slot as done: a new schedule fires from its next slot. */
-  private async registerCrons(): Promise<void> {
-    if (this.crons.length === 0) return;
-    await this.o.db.tx(async (w) => {
-      const now = new Date();
-      for (const c of this.crons) {
-        await asSqlite(w)
-          .insert(jobs)
-          .values({
-            id: cronRowId(c.name),
-            name: c.job,
-            payload: { cron: c.cron },
-            status: "cron",
-            attempts: 0,
-            maxAttempts: 0,
-            runAt: latestSlot(c.cron, now),
-            createdAt: now,
-            updatedAt: now,
-          })
-          .onConflictDoNothing();
-      }
-    });
-  }
-
-  /**
-   * Fires each schedule's latest slot once: the row's run_at moves to the
-   * slot in the same transaction that enqueues the job, so neither a second
-   * instance nor a restart fires it again. Slots that passed before this
-   * instance started are not caught up (graphile-worker without backfill
-   * does the same).
-   */
-  private async fireCrons(): Promise<void> {
-    if (this.crons.length === 0) return;
-    const now = new Date();
-    const due = this.crons
-      .map((c) => ({ c, slot: latestSlot(c.cron, now) }))
-      .filter(({ slot }) => slot.getTime() >= this.startedAt.getTime() - 1000);
-    if (due.length === 0) return;
-    await this.o.db.tx(async (w) => {
-      for (const { c, slot } of due) {
-        const moved = await asSqlite(w)
-          .update(jobs)
-          .set({ runAt: slot, updatedAt: now })
-          .where(and(eq(jobs.id, cronRowId(c.name)), eq(jobs.status, "cron"), lt(jobs.runAt, slot)))
-          .returning({ id: jobs.id });
-        if (moved.length === 0) continue;
-        await this.enqueue(w, { name: c.job, payload: c.payload ?? null, runAt: slot });
-        this.o.log.info({ cron: c.name, slot }, "cron fired");
-      }
-    });
   }
 
   /** Sleeps until the next thing that can become due (a run_at, a lease end, a cron slot), at most one poll interval. */

@@ -19,6 +19,9 @@ export interface HostedSftpOptions {
   maxAuthTries?: number;
 }
 
+/** How long a stopping server waits for a client whose close it just answered to leave by itself. */
+const LINGER_MS = 1000;
+
 /**
  * Bun's crypto has no chacha20-poly1305, so the server offers AES-GCM first,
  * then AES-CTR (with an encrypt-then-MAC SHA-2 MAC); every current OpenSSH,
@@ -35,10 +38,13 @@ const CIPHERS: CipherAlgorithm[] = ["aes128-gcm@openssh.com", "aes256-gcm@openss
 export class HostedSftpServer {
   private server: Server | null = null;
   private readonly clients = new Set<Connection>();
-  private readonly sessions = new Set<SftpSession>();
+  /** Each SFTP channel open, with its connection. */
+  private readonly sessions = new Map<SftpSession, Connection>();
   private readonly guard: LoginGuard;
   private key: HostKey | null = null;
   private boundPort: number | null = null;
+  /** Between close() and the end of the sessions: no new SFTP channel is opened. */
+  private stopping = false;
 
   constructor(
     private readonly svc: ServiceContext,
@@ -85,18 +91,46 @@ export class HostedSftpServer {
     return this.boundPort;
   }
 
-  /** Stops accepting connections, aborts uploads in flight (they store nothing) and ends every session. */
-  async close(): Promise<void> {
+  /**
+   * Stops accepting connections and ends every session. Files whose CLOSE is
+   * being answered (stored, runs starting) get up to `graceMs` to finish and
+   * be acknowledged; meanwhile no file is opened. Uploads not closed by then
+   * are aborted (they store nothing).
+   */
+  async close(opts: { graceMs?: number } = {}): Promise<void> {
     const server = this.server;
     this.server = null;
     if (!server) return;
+    this.stopping = true;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    await Promise.all([...this.sessions].map((s) => s.dispose()));
+    const sessions = [...this.sessions.keys()];
+    for (const s of sessions) s.refuseOpens();
+    // Closes being answered, and those that arrive meanwhile, are waited for up to the grace.
+    const deadline = Date.now() + (opts.graceMs ?? 5000);
+    for (;;) {
+      const busy = sessions.map((s) => s.closingsInProgress()).filter((p) => p !== null);
+      const left = deadline - Date.now();
+      if (busy.length === 0 || left <= 0) break;
+      await Promise.race([Promise.all(busy), Bun.sleep(left)]);
+    }
+    // A client just told its file was stored usually says goodbye itself: ended first, it could report the
+    // dropped connection as an error. It gets a moment (at most a second, within the grace).
+    const answered = new Set<Connection>();
+    for (const s of sessions) {
+      const c = this.sessions.get(s);
+      if (s.answeredWhileStopping && c && this.clients.has(c)) answered.add(c);
+    }
+    const linger = Math.min(LINGER_MS, deadline - Date.now());
+    if (answered.size > 0 && linger > 0) {
+      await Promise.race([Promise.all([...answered].map((c) => new Promise<void>((resolve) => c.once("close", () => resolve())))), Bun.sleep(linger)]);
+    }
+    await Promise.all(sessions.map((s) => s.end()));
     const ends = [...this.clients].map((c) => new Promise<void>((resolve) => (c.once("close", () => resolve()), c.end())));
     await Promise.race([Promise.all(ends), Bun.sleep(2000)]);
     for (const c of this.clients) (c as unknown as { _sock?: { destroy(): void } })._sock?.destroy();
     await Promise.race([closed, Bun.sleep(2000)]);
     this.boundPort = null;
+    this.stopping = false;
   }
 
   private onConnection(client: Connection, ip: string): void {
@@ -132,10 +166,11 @@ export class HostedSftpServer {
       const files = new SpaceFiles(this.svc, account!);
       client.on("session", (accept) => {
         const session = accept();
-        session.on("sftp", (acceptSftp) => {
+        session.on("sftp", (acceptSftp, rejectSftp) => {
+          if (this.stopping) return rejectSftp();
           const s = new SftpSession(acceptSftp(), files, this.svc.log);
           sessions.add(s);
-          this.sessions.add(s);
+          this.sessions.set(s, client);
         });
         // Everything but the SFTP subsystem is refused.
         session.on("pty", (_a, reject) => reject?.());

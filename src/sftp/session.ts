@@ -31,6 +31,14 @@ export class SftpSession {
   private readonly handles = new Map<string, Handle>();
   private nextHandle = 1;
   private closed = false;
+  /** Set by refuseOpens(): no new file is opened. */
+  private stopping = false;
+  /** A CLOSE was answered after the stop began: the client is likely to leave on its own in a moment. */
+  answeredWhileStopping = false;
+  /** CLOSE requests being answered; an upload's is storing the file and starting its runs. */
+  private readonly closing = new Set<Promise<void>>();
+  /** The uploads among them, aborted if the stop's grace runs out before they are stored. */
+  private readonly storing = new Set<SpaceWriter>();
 
   constructor(
     private readonly sftp: SFTPWrapper,
@@ -69,7 +77,14 @@ export class SftpSession {
     sftp.on("OPEN", (id, path, flags) => this.run(id, () => this.open(id, path, flags)));
     sftp.on("READ", (id, handle, offset, length) => this.read(id, handle, offset, length));
     sftp.on("WRITE", (id, handle, offset, data) => this.write(id, handle, offset, data));
-    sftp.on("CLOSE", (id, handle) => this.run(id, () => this.close(id, handle)));
+    sftp.on("CLOSE", (id, handle) => {
+      const answered = this.run(id, () => this.close(id, handle));
+      this.closing.add(answered);
+      void answered.finally(() => {
+        this.closing.delete(answered);
+        if (this.stopping) this.answeredWhileStopping = true;
+      });
+    });
 
     sftp.on("OPENDIR", (id, path) =>
       this.run(id, async () => {
@@ -112,6 +127,26 @@ export class SftpSession {
     );
   }
 
+  /**
+   * The server is stopping (HostedSftpServer.close): no file is opened any
+   * more; other requests, CLOSEs above all, are still answered until end().
+   */
+  refuseOpens(): void {
+    this.stopping = true;
+  }
+
+  /** Settles when the CLOSEs being answered now have answered; null when there are none. */
+  closingsInProgress(): Promise<unknown> | null {
+    return this.closing.size > 0 ? Promise.allSettled([...this.closing]) : null;
+  }
+
+  /** The end of a stop: disposes the session, and aborts a close still storing its file (the stop's grace ran out). */
+  async end(): Promise<void> {
+    const late = [...this.storing];
+    await this.dispose();
+    await Promise.all(late.map((w) => w.abort("the server is stopping").catch(() => {})));
+  }
+
   /** Ends every open handle: uploads not closed by the client are aborted (nothing stored, nothing started). */
   async dispose(reason = "the server is stopping"): Promise<void> {
     if (this.closed) return;
@@ -136,6 +171,7 @@ export class SftpSession {
   }
 
   private async open(id: number, path: string, flags: number): Promise<void> {
+    if (this.stopping) throw new AppError("unavailable", "the server is stopping; connect again in a moment");
     const p = resolveClientPath(path);
     if (flags & OPEN_MODE.WRITE) {
       const writer = await this.files.openWrite(p, {
@@ -196,12 +232,15 @@ export class SftpSession {
     if (!h) throw new AppError("invalid_input", "no such handle");
     this.handles.delete(key);
     if (h.kind === "write") {
+      this.storing.add(h.writer);
       try {
         await h.writer.close();
       } catch (e) {
         await h.writer.abort().catch(() => {});
         this.log.info({ event: "sftp.upload", connectionId: this.files.account.connectionId, path: h.path, outcome: "failed", reason: (e as Error).message }, "sftp upload failed");
         throw e;
+      } finally {
+        this.storing.delete(h.writer);
       }
     } else if (h.kind === "read") {
       await h.chain;

@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import type { ServiceContext } from "../services/context";
-import { isInboxAddress, receiveEmail } from "../services/email-inbox";
+import { isInboxAddress, receiveEmail } from "../services/run-path";
 
 export interface SmtpServerOptions {
   /** Largest message: advertised as SIZE, larger ones answered 552 (and recorded). */

@@ -4,7 +4,7 @@ import { createGraphqlWebSocket, type GraphqlSocketData } from "../../graphql/ws
 import type { RunEvent } from "../../src/adapters/events/port";
 import type { RunStatus } from "../../src/domain/runs";
 import { newId } from "../../src/domain/ids";
-import { startRun } from "../../src/services/runs";
+import { ingest } from "../../src/services/run-path";
 import { Harness, type TestWorkspace } from "./harness";
 import type { Reader } from "./events";
 
@@ -44,7 +44,7 @@ export async function pipelineOf(h: Harness, ws: TestWorkspace, name: string): P
 
 /** A real run (pending: tests that use this start the service without jobs). */
 export async function runOf(h: Harness, ws: TestWorkspace, pipelineId: string, filename = "orders.csv"): Promise<string> {
-  const rec = await startRun(h.svc, { workspaceId: ws.workspaceId, pipelineId, filename, body: "sku\nA-1\n", source: "upload" });
+  const rec = await ingest(h.svc, { door: "upload", workspaceId: ws.workspaceId, pipelineId, filename, body: "sku\nA-1\n" });
   return rec.row.id;
 }
 

@@ -9,8 +9,8 @@ import postgres from "postgres";
 import { guardTypeFetch } from "../../db/pg-type-fetch";
 
 const [url, mode = "guard"] = process.argv.slice(2);
-if (mode === "guard") guardTypeFetch();
 const sql = postgres(url!, { max: 1, connect_timeout: 5, onnotice: () => {} });
+if (mode === "guard") guardTypeFetch(sql);
 const outcome = (p: Promise<unknown>) => p.then(() => "answered", (e: Error & { code?: string }) => e.code ?? e.message);
 const first = await outcome(sql`select 1`);
 // The dropped rejection has its turn here; without the guard the process ends before the next line.

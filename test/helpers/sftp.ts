@@ -85,3 +85,45 @@ export async function scanHostKey(port: number, host = "127.0.0.1"): Promise<str
   if (!line) throw new Error(`ssh-keyscan found no ed25519 host key on ${host}:${port}`);
   return line.split(" ").slice(1, 3).join(" ");
 }
+
+/**
+ * The OpenSSH `sftp` client reading its batch from stdin (`-b -`), so a test
+ * can send commands one at a time while the connection stays open. Like a
+ * batch file, the first failing command ends it with a non-zero status.
+ */
+export function sftpLive(login: SftpLogin & { password: string }, opts: { cwd: string }) {
+  const argv = [
+    "sftp",
+    "-o", "BatchMode=no", "-o", "PubkeyAuthentication=no", "-o", "PreferredAuthentications=password", "-o", "NumberOfPasswordPrompts=1",
+    "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10",
+    "-P", String(login.port), "-b", "-", `${login.user}@${login.host ?? "127.0.0.1"}`,
+  ];
+  const proc = Bun.spawn(argv, { cwd: opts.cwd, env: askpassEnv(login.password), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  let stdout = "";
+  const reading = (async () => {
+    for await (const chunk of proc.stdout) stdout += new TextDecoder().decode(chunk);
+  })();
+  const stderr = new Response(proc.stderr).text();
+  return {
+    send(line: string) {
+      proc.stdin.write(`${line}\n`);
+      proc.stdin.flush();
+    },
+    /** Waits until the output so far contains `text`. */
+    async waitFor(text: string, timeoutMs = 15_000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (!stdout.includes(text)) {
+        if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`sftp printed no '${text}'; it printed: ${stdout} ${proc.exitCode !== null ? await stderr : ""}`);
+        await Bun.sleep(20);
+      }
+    },
+    /** Ends the batch and waits for the client to exit. */
+    async end(): Promise<SftpResult> {
+      proc.stdin.end();
+      const code = await proc.exited;
+      await reading;
+      return { code, stdout, stderr: await stderr };
+    },
+    kill: () => proc.kill("SIGKILL"),
+  };
+}

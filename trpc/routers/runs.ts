@@ -1,6 +1,6 @@
 import { z } from "zod";
 import * as delta from "../../src/services/delta";
-import { type WatchRunsQuery, watchRuns } from "../../src/services/run-updates";
+import { type WatchRunsQuery, watchRuns } from "../../src/services/run-path";
 import * as runs from "../../src/services/runs";
 import { pagination } from "../../src/services/shared/shapes";
 import { ById, input, procedure, router } from "../init";

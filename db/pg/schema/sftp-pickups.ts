@@ -4,7 +4,7 @@ import { connections } from "./connections";
 import { workspaces } from "./workspaces";
 
 /**
- * What the customer-SFTP poller saw and took (src/services/sftp-poll). One
+ * What the customer-SFTP poller saw and took (src/services/run-path/doors/sftp-poll.ts). One
  * row per version of a remote file (connection, path, size, mtime): first
  * seen, then taken once its runs were started. A version that is taken is
  * never taken again; a new size or mtime is a new version.

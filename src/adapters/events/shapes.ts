@@ -5,7 +5,7 @@ import type { RunEvent as RunEventType } from "./port";
 /**
  * The run event as it crosses a process boundary: NOTIFY payloads are
  * checked against it. The transports describe it with the named shape in
- * src/services/run-updates/shapes.ts, which extends this one.
+ * src/services/run-path/announce/watch-shapes.ts, which extends this one.
  */
 export const RunEventPayload = z
   .object({

@@ -4,6 +4,7 @@ import { Client, type SFTPWrapper } from "ssh2";
 import { RESERVED_NAME } from "../../domain/reserved";
 import type { LoginResult, SftpClientPort, SftpEntry, SftpErrorCode, SftpLogin, SftpResult, SftpSession, UploadBody } from "./port";
 import { tcpProbe } from "./tcp-probe";
+import { temporaryName } from "./temp-names";
 
 /**
  * The SFTP client for customers' own servers: ssh2 (pure JavaScript) under Bun.
@@ -269,13 +270,13 @@ class Ssh2Session implements SftpSession {
     return { ok: true, value: { size: position } };
   }
 
-  async upload(path: string, body: UploadBody, opts: { overwrite?: boolean } = {}): Promise<SftpResult<{ size: number; tempPath: string }>> {
+  async upload(path: string, body: UploadBody, opts: { overwrite?: boolean; tempKey?: string } = {}): Promise<SftpResult<{ size: number; tempPath: string }>> {
     if (!opts.overwrite) {
       const existing = await this.stat(path);
       if (existing.ok) return fail("exists", `${path} already exists`);
       if (existing.code !== "not_found") return existing;
     }
-    const tempPath = posix.join(posix.dirname(path), `.${posix.basename(path)}.${randomBytes(4).toString("hex")}.part`);
+    const tempPath = posix.join(posix.dirname(path), temporaryName(posix.basename(path), opts.tempKey));
     let written: SftpResult<{ size: number }>;
     try {
       written = await this.writeFile(tempPath, body, "wx");

@@ -67,12 +67,13 @@ export interface SftpSession {
   /** The file's bytes. Nothing is opened until the first read; a failure or a stall while reading throws. */
   read(path: string): AsyncIterable<Uint8Array>;
   /**
-   * Writes `body` under a temporary name in the same folder (`.<name>.<random>.part`), then renames
-   * it to `path`. With `overwrite` an existing file is replaced (atomically where the server offers
+   * Writes `body` under a temporary name in the same folder (`.fps.<name>.<key>.<random>.part`,
+   * temp-names.ts; `tempKey` names the delivery, random when not given), then renames it to
+   * `path`. With `overwrite` an existing file is replaced (atomically where the server offers
    * `posix-rename@openssh.com`); without, an existing file makes it fail with `exists`. The temporary
-   * file is removed on failure.
+   * file is removed on failure (a process killed meanwhile leaves it: see parseTemporaryName).
    */
-  upload(path: string, body: UploadBody, opts?: { overwrite?: boolean }): Promise<SftpResult<{ size: number; tempPath: string }>>;
+  upload(path: string, body: UploadBody, opts?: { overwrite?: boolean; tempKey?: string }): Promise<SftpResult<{ size: number; tempPath: string }>>;
   rename(from: string, to: string, opts?: { overwrite?: boolean }): Promise<SftpResult>;
   /** Creates `dir` and any missing parents; an existing folder is fine. */
   mkdirp(dir: string): Promise<SftpResult>;

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { z } from "zod";
 import type { ServiceContext } from "../../services/context";
+import { ingest } from "../../services/run-path";
 import * as runs from "../../services/runs";
 import { callPlugin, type HttpOptions } from "../call";
 import { inputOf } from "../../transport/input";
@@ -98,13 +99,13 @@ export function runRoutes(svc: ServiceContext, http: HttpOptions) {
           // Refused before a byte of the body is read.
           await runs.pipelineForFiles(svc, { workspaceId: call.actor.workspaceId, pipelineId: params.id, source: "upload" });
           const run = await receiveFile(request, maxBytes, (file) =>
-            runs.startRun(svc, {
+            ingest(svc, {
+              door: "upload",
               workspaceId: call.actor.workspaceId,
               pipelineId: params.id,
               filename: file.filename,
               mimetype: file.mimetype,
               body: idem ? hashing(idem, file.body) : file.body,
-              source: "upload",
               maxBytes,
               expectedBytes: file.declaredBytes,
               by: call.actor,

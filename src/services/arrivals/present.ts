@@ -1,4 +1,4 @@
-import type { ArrivalRow } from "../inbound";
+import type { ArrivalRow } from "../run-path/ingest/inbound";
 import type { Arrival } from "./shapes";
 
 export function presentArrival(row: ArrivalRow): Arrival {

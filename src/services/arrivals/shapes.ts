@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ARRIVAL_OUTCOMES, ARRIVAL_TRANSPORTS } from "../inbound";
+import { ARRIVAL_OUTCOMES, ARRIVAL_TRANSPORTS } from "../run-path/ingest/inbound";
 import { PageQuery } from "../shared/shapes";
 
 export const ArrivalOutcomeShape = z

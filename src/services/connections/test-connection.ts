@@ -1,7 +1,7 @@
 import type { SftpSession } from "../../adapters/sftp/port";
 import { probeBanner } from "../../adapters/sftp/tcp-probe";
 import type { CallOptions, ServiceContext } from "../context";
-import { customerLogin, loginFailure, remoteFolders } from "../sftp-poll/remote";
+import { customerLogin, loginFailure, remoteFolders } from "./remote";
 import { loadConnection } from "./record";
 import type { ConnectionTestResult } from "./shapes";
 

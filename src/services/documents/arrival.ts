@@ -1,6 +1,6 @@
 import type { ObjectInfo } from "../../adapters/storage/port";
 import type { Actor, ServiceContext } from "../context";
-import { enqueueArrival } from "../space-files/arrival";
+import { enqueueArrival } from "../run-path/doors/space-arrival";
 import { isArrivalPath } from "../space-files/paths";
 import type { Space } from "./space";
 

@@ -3,7 +3,7 @@ import type { NotifyChannel } from "../../adapters/notify/port";
 import { newId } from "../../domain/ids";
 import type { RowError, RunCounts } from "../../domain/runs";
 import type { ServiceContext } from "../context";
-import { onRunEvent, type RunEventPayload } from "../run-events";
+import type { RunEventPayload } from "../run-path/announce/run-events";
 import { DELETED_PIPELINE, selectRuns } from "../runs/record";
 import { enabledPreferences } from "./preferences";
 import type { SendRow } from "./record";
@@ -111,7 +111,3 @@ export async function fanOutRunEvent(ctx: ServiceContext, event: RunEventPayload
     return inserted.length;
   });
 }
-
-onRunEvent("notifications", async (ctx, event) => {
-  await fanOutRunEvent(ctx, event);
-});

@@ -1,7 +1,7 @@
 /**
  * Notification preferences (per connection: which run events go to whom over
- * EMAIL, SLACK or SMS) and their delivery. Importing this module registers
- * the run-event consumer (fan-out.ts). docs/decisions/notifications.md.
+ * EMAIL, SLACK or SMS) and their delivery; fan-out.ts is the run-event
+ * consumer that services/run-path/announce lists. docs/decisions/notifications.md.
  */
 export { fanOutRunEvent, notificationEventOf } from "./fan-out";
 export { listNotificationSends } from "./list-sends";

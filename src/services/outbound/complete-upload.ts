@@ -3,7 +3,7 @@ import { AppError } from "../../domain/errors";
 import { parseInput } from "../../domain/validation";
 import type { OutputFormat } from "../../engine/types";
 import type { Actor, CallOptions, ServiceContext } from "../context";
-import { startRun } from "../runs/start-run";
+import { ingest } from "../run-path/ingest";
 import { assertOpen, loadParts, loadUpload, type PartRow, partKey, partsPrefix, type UploadRow } from "./record";
 import { CompleteOutboundUploadInput, type OutboundUploadCompleted } from "./shapes";
 import { recordAudit } from "../audit";
@@ -18,8 +18,8 @@ export const uploadRunKey = (uploadId: string) => `outbound-upload:${uploadId}`;
  * (400 and nothing started unless they are exactly 1..totalParts, each
  * received), combines them in part order into one JSON array, streamed
  * part by part into the run's original file, and starts the run through
- * startRun. A completed session answers the same again without starting
- * anything; two completes at once start one run (startRun's idempotency
+ * ingest (door `outbound`). A completed session answers the same again without starting
+ * anything; two completes at once start one run (the run's idempotency
  * key) and both answer it. The parts' objects are deleted once the run has
  * its file; their rows stay, describing what was combined.
  */
@@ -48,12 +48,12 @@ export async function completeOutboundUpload(
     throw new AppError("conflict", `outbound upload '${upload.id}' failed: ${message}`);
   }
 
-  const run = await startRun(ctx, {
+  const run = await ingest(ctx, {
+    door: "outbound",
     workspaceId,
     pipelineId: upload.pipelineId,
     filename: upload.filename,
     body: combineParts(ctx, upload, parts),
-    source: "outbound",
     mimetype: "application/json",
     idempotencyKey: uploadRunKey(upload.id),
     metadata: {

@@ -4,7 +4,7 @@ import { newId } from "../../domain/ids";
 import { parseInput } from "../../domain/validation";
 import type { OutputFormat } from "../../engine/types";
 import type { CallOptions, ServiceContext } from "../context";
-import { checkFileName, defaultDeliveredName, formatOfName, withFormatExtension } from "../delivery/names";
+import { checkFileName, defaultDeliveredName, formatOfName, withFormatExtension } from "../run-path/process/delivery/names";
 import type { UploadRow } from "./record";
 import { CreateOutboundUploadInput, type OutboundUploadCreated } from "./shapes";
 import { fieldsOf, recordAudit } from "../audit";

@@ -4,7 +4,7 @@ import { parseInput } from "../../domain/validation";
 import { openInput } from "../../engine/parse";
 import { EngineInputError, type SourceRecord } from "../../engine/types";
 import type { CallOptions, ServiceContext } from "../context";
-import { extensionOf } from "../delivery/names";
+import { extensionOf } from "../run-path/process/delivery/names";
 import { sampleFromInput, SampleInput } from "../shared/sample";
 import { Name } from "../shared/shapes";
 import { completeOutboundUpload } from "./complete-upload";

@@ -2,7 +2,7 @@ import { notFound } from "../../domain/errors";
 import { parseInput } from "../../domain/validation";
 import { type PreviewOutcome, previewSample } from "../../engine/preview";
 import type { CallOptions, ServiceContext } from "../context";
-import { schemaForEngine, schemaVersion } from "../runs/engine-request";
+import { schemaForEngine, schemaVersion } from "../run-path/process/engine-request";
 import type { Sample } from "../shared/sample";
 import { loadPipelineRow } from "./record";
 import { checkMappingGate } from "./references";

@@ -2,8 +2,9 @@ import { and, eq } from "drizzle-orm";
 import { parseInput } from "../../domain/validation";
 import type { RunStatus } from "../../domain/runs";
 import type { CallOptions, ServiceContext } from "../context";
-import { enqueueRunEvent } from "../run-events";
-import { loadRun, publishStatus, type RunRecord } from "./record";
+import { enqueueRunEvent } from "../run-path/announce/run-events";
+import { loadRun, type RunRecord } from "./record";
+import { publishStatus } from "../run-path/announce/live";
 import { AcknowledgeRunInput } from "./shapes";
 import { recordAudit } from "../audit";
 

@@ -1,12 +1,9 @@
 export { acknowledgeRun } from "./acknowledge-run";
 export { getRun } from "./get-run";
-export { giveUpRun } from "./give-up-run";
 export { listPipelineRuns } from "./list-pipeline-runs";
 export { listRuns } from "./list-runs";
-export { pipelineForFiles } from "./pipeline-for-files";
-export { processRun } from "./process-run";
+export { pipelineForFiles } from "../run-path/ingest/pipeline-for-files";
 export { DELETED_PIPELINE, presentRun, RUN_JOB, RUN_JOB_ATTEMPTS, type RunRecord } from "./record";
 export { retryRun } from "./retry-run";
-export { type RunBody, type StartRunOptions, startRun } from "./start-run";
 export * from "./shapes";
 export { reprocessRun } from "./reprocess-run";

@@ -1,9 +1,7 @@
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { Reader } from "../../../db/client";
 import type { pipelineRuns } from "../../../db/pg/schema";
-import type { RunEvent } from "../../adapters/events/port";
 import { notFound } from "../../domain/errors";
-import { newId } from "../../domain/ids";
 import type { RunStatus } from "../../domain/runs";
 import { type ApiVersion, LATEST_VERSION, VERSION_RULES } from "../../domain/versions";
 import type { ServiceContext } from "../context";
@@ -101,31 +99,4 @@ export function presentRun(rec: RunRecord, version: ApiVersion = LATEST_VERSION)
   if (r.errorMessage != null) out.errorMessage = r.errorMessage;
   if (r.processedAt != null) out.processedAt = r.processedAt;
   return out;
-}
-
-/**
- * Tells subscribers a run moved. Called after the change is committed; a
- * bus that cannot take the event costs a live update, never the run.
- */
-export async function publishStatus(
-  ctx: ServiceContext,
-  row: Pick<RunRow, "id" | "workspaceId" | "pipelineId">,
-  status: RunStatus,
-  previousStatus: RunStatus | null,
-): Promise<void> {
-  const event: RunEvent = {
-    type: "run.updated",
-    id: newId("event"),
-    workspaceId: row.workspaceId,
-    runId: row.id,
-    pipelineId: row.pipelineId,
-    status,
-    previousStatus,
-    at: ctx.clock.now().toISOString(),
-  };
-  try {
-    await ctx.events.publish(event);
-  } catch (err) {
-    ctx.log.warn({ err, runId: row.id, status }, "run event not published");
-  }
 }

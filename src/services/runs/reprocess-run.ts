@@ -3,16 +3,16 @@ import type { RunSource } from "../../domain/runs";
 import { parseInput } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
 import { loadVersion } from "../pipelines/versions";
-import { pipelineForFiles } from "./pipeline-for-files";
+import { pipelineForFiles } from "../run-path/ingest/pipeline-for-files";
 import { loadRun, type RunRecord } from "./record";
 import { ReprocessRunInput } from "./shapes";
-import { startRun } from "./start-run";
+import { ingest } from "../run-path/ingest";
 
 /**
  * A new run from an earlier run's original file, processed under the
  * pipeline's current version or a named one (docs/decisions/pipeline-versions.md).
  * The earlier run is left as it is; the new one names it in `reprocessOf`.
- * The file enters through `startRun`, the door every file takes.
+ * The reprocess door: the file enters the run path through ingest(), as every file does.
  */
 export async function reprocessRun(ctx: ServiceContext, opts: CallOptions & { id: string; input?: ReprocessRunInput }): Promise<RunRecord> {
   const workspaceId = opts.actor.workspaceId;
@@ -41,7 +41,8 @@ export async function reprocessRun(ctx: ServiceContext, opts: CallOptions & { id
       `the original file of run '${row.id}' (${row.filename}) is no longer stored (removed by retention or by hand), so it cannot be reprocessed; send the file again`,
     );
   }
-  const started = startRun(ctx, {
+  const started = ingest(ctx, {
+    door: "reprocess",
     workspaceId,
     pipelineId: pipeline.id,
     filename: row.filename,

@@ -3,7 +3,7 @@ import { AppError } from "../../domain/errors";
 import type { ServiceContext } from "../context";
 import type { HostedAccount } from "../sftp-accounts";
 import { spaceKey, spacePrefix } from "../spaces";
-import { enqueueArrival } from "./arrival";
+import { enqueueArrival } from "../run-path/doors/space-arrival";
 import { baseName, FIXED_FOLDERS, FOLDER_MARKER, isArrivalPath, parentOf } from "./paths";
 import { ObjectReader } from "./reader";
 import { SpaceUpload } from "./upload";

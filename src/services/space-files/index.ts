@@ -1,4 +1,3 @@
-export { enqueueArrival, giveUpHostedArrival, HOSTED_ARRIVAL_ATTEMPTS, HOSTED_ARRIVAL_JOB, HostedArrivalPayload, handleHostedArrival } from "./arrival";
 export { type OpenWriteOptions, type SpaceEntry, SpaceFiles, type SpaceWriter } from "./files";
 export { clientPath, FOLDER_MARKER, FIXED_FOLDERS, isArrivalPath, resolveClientPath } from "./paths";
 export type { ObjectReader } from "./reader";

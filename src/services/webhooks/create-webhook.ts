@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { newId } from "../../domain/ids";
 import { parseInput, withoutReadOnly } from "../../domain/validation";
 import type { CallOptions, ServiceContext } from "../context";
-import { RUN_EVENT_TYPES } from "../run-events";
+import { RUN_EVENT_TYPES } from "../run-path/announce/run-events";
 import { presentWebhook, type WebhookRow } from "./record";
 import { CreateWebhookInput, type CreatedWebhook, WEBHOOK_READ_ONLY, type WebhookKind } from "./shapes";
 import { checkTargetOnSave } from "./targets";

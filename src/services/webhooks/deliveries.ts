@@ -4,7 +4,7 @@ import type { webhookDeliveries, webhookEvents } from "../../../db/pg/schema";
 import { notFound } from "../../domain/errors";
 import { newId } from "../../domain/ids";
 import type { ServiceContext } from "../context";
-import type { RunEventType } from "../run-events";
+import type { RunEventType } from "../run-path/announce/run-events";
 import type { WebhookDelivery } from "./shapes";
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;

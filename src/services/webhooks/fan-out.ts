@@ -1,7 +1,7 @@
 import { and, eq, inArray, or } from "drizzle-orm";
 import { LATEST_VERSION } from "../../domain/versions";
 import type { ServiceContext } from "../context";
-import { onRunEvent, type RunEventPayload } from "../run-events";
+import type { RunEventPayload } from "../run-path/announce/run-events";
 import { presentRun, selectRuns } from "../runs/record";
 import type { WebhookEventRow } from "./deliveries";
 import { deliveryJob } from "./deliver";
@@ -83,5 +83,3 @@ export async function fanOutRunEvent(ctx: ServiceContext, event: RunEventPayload
     await ctx.queue.enqueue(w, deliveryJob({ eventId: event.eventId, webhookIds: recipients.map((h) => h.id), step: 1 }));
   });
 }
-
-onRunEvent("webhooks", fanOutRunEvent);

@@ -12,5 +12,3 @@ export * from "./shapes";
 export { subscribe } from "./subscribe";
 export { unsubscribe } from "./unsubscribe";
 export { updateWebhook } from "./update-webhook";
-// Registers the `webhooks` run-event consumer.
-import "./fan-out";

@@ -3,7 +3,7 @@ import type { Reader } from "../../../db/client";
 import type { webhooks } from "../../../db/pg/schema";
 import { notFound } from "../../domain/errors";
 import type { ServiceContext } from "../context";
-import { RUN_EVENT_TYPES } from "../run-events";
+import { RUN_EVENT_TYPES } from "../run-path/announce/run-events";
 import type { Webhook, WebhookKind } from "./shapes";
 
 export type WebhookRow = typeof webhooks.$inferSelect;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RUN_EVENT_TYPES } from "../run-events";
+import { RUN_EVENT_TYPES } from "../run-path/announce/run-events";
 import { Id, Name, PageQuery, QueryBool } from "../shared/shapes";
 
 const Url = z
@@ -10,7 +10,7 @@ const Url = z
   .max(2048, "must be at most 2048 characters");
 
 /**
- * The run events a webhook can receive (src/services/run-events). Not a
+ * The run events a webhook can receive (src/services/run-path/announce/run-events.ts). Not a
  * named shape: its values are not GraphQL names, so it is a String there.
  */
 export const WebhookEventType = z

@@ -1,2 +1,0 @@
-export * from "./shapes";
-export { watchRuns } from "./watch-runs";
