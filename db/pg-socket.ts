@@ -44,3 +44,8 @@ export function pgSocket(options: { host: string[]; port: number[]; path?: strin
   } as Socket["emit"];
   return socket;
 }
+
+/** postgres.js options with `socket: pgSocket` (an option its types do not declare). */
+export function withPgSocket<T extends object>(options: T): T {
+  return { ...options, socket: pgSocket };
+}

@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database as BunSqlite } from "bun:sqlite";
 import { join } from "node:path";
 import postgres from "postgres";
+import { withPgSocket } from "../db/pg-socket";
 import { secondInstance } from "./helpers/instances";
 import { testDialect } from "./helpers/database";
 import { Harness, type TestWorkspace } from "./helpers/harness";
-import { waitFor } from "./helpers/jobs";
+import { JobWorkerProcess, waitFor } from "./helpers/jobs";
 import { createPipeline, type PipelineFixture, startUpload, waitForRun } from "./helpers/runs";
 import { TcpProxy } from "./helpers/tcp-proxy";
 
@@ -123,6 +124,61 @@ if (testDialect() === "pg") {
         await service.stop();
       }
     }, 180_000);
+
+    test("a long job whose worker loses its liveness connection more times than it has attempts completes, each loss not counted", async () => {
+      const prefix = `liveness-${Date.now().toString(36)}-`;
+      const worker = await JobWorkerProcess.start({ dialect: "pg", target: resets.via(databaseUrl()), prefix, worker: "w", concurrency: 1, leaseMs: 30_000 });
+      try {
+        await direct.svc.queue.add({ name: `${prefix}long`, payload: { n: 1, ms: 1_500 }, maxAttempts: 3 });
+        const started = () => worker.lines.filter((l) => l.startsWith("started "));
+        for (let i = 1; i <= 5; i++) {
+          await waitFor(`start ${i} of the job`, () => started().length >= i, 20_000);
+          await Bun.sleep(200);
+          resets.reset();
+        }
+        const done = await worker.waitForLine((l) => l.startsWith("done "), 30_000);
+        expect(started().length).toBeGreaterThan(5);
+        // Every start is the first attempt: the five losses were the database's fault, not the job's.
+        expect(started().map((l) => l.split(" ")[2])).toEqual(started().map(() => "1"));
+        expect(done.split(" ")[2]).toBe("1");
+        const sql = postgres(databaseUrl(), { max: 1, onnotice: () => {} });
+        try {
+          await waitFor("the job completed and gone", async () => (await sql`select 1 from graphile_worker.jobs where task_identifier = ${`${prefix}long`}`).length === 0, 10_000);
+        } finally {
+          await sql.end({ timeout: 5 });
+        }
+      } finally {
+        await worker.stop();
+      }
+    }, 120_000);
+
+    /** Queries sent every turn for 20 ms after a reset of the one idle connection; how many never settle (3 s). */
+    const sentAsItFails = async (socket: "pgSocket" | "bare") => {
+      let hung = 0;
+      for (let round = 0; round < 5; round++) {
+        const options = { max: 1, fetch_types: false, onnotice: () => {} };
+        const sql = postgres(resets.via(databaseUrl()), socket === "pgSocket" ? withPgSocket(options) : options);
+        await sql`select 1`;
+        const settled: Promise<string>[] = [];
+        const until = performance.now() + 20;
+        resets.reset();
+        while (performance.now() < until) {
+          settled.push(Promise.race([sql`select 1`.then(() => "answered", (e: { code?: string }) => String(e.code)), Bun.sleep(3_000).then(() => "hung")]));
+          await new Promise((r) => setImmediate(r));
+        }
+        hung += (await Promise.all(settled)).filter((x) => x === "hung").length;
+        await sql.end({ timeout: 0.1 }).catch(() => undefined);
+      }
+      return hung;
+    };
+
+    test("a query sent while its connection fails is failed too, never left waiting (db/pg-socket.ts)", async () => {
+      expect(await sentAsItFails("pgSocket")).toBe(0);
+    }, 60_000);
+
+    test("without pgSocket such queries wait for ever (the library defect it covers)", async () => {
+      expect(await sentAsItFails("bare")).toBeGreaterThan(0);
+    }, 60_000);
 
     const typeFetch = async (mode: "guard" | "bare") => {
       const sprung = resets.resetOn("pg_catalog.pg_type");

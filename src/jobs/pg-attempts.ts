@@ -26,6 +26,20 @@ export interface Envelope {
 export const isEnvelope = (v: unknown): v is Envelope =>
   typeof v === "object" && v !== null && "payload" in v && Number.isInteger((v as Envelope).maxAttempts);
 
+/**
+ * Why the jobs in hand were aborted when the pool lost its liveness
+ * connection: the database's fault, not the job's, so the attempt is given
+ * back once graphile recorded the failure (graphileTask).
+ */
+export class LivenessLost extends Error {
+  constructor() {
+    super("worker liveness lost: the job may be taken by another worker");
+  }
+}
+
+/** How long a lost-liveness job's attempt is tried to be given back before graphile's own failure stands. */
+const GIVE_BACK_WITHIN_MS = 20_000;
+
 /** A job this pool is running, until its attempt ends. */
 export interface InHand {
   id: string;
@@ -67,12 +81,26 @@ export function graphileTask(definition: JobDefinition<unknown>, a: Attempts): T
     } finally {
       if (a.inHand.get(job.id) === entry) a.inHand.delete(job.id);
     }
-    if (controller.signal.aborted) {
-      // Handed back at shutdown: throwing makes graphile's fail a no-op (the job is
-      // no longer locked by this pool), where returning would delete the job.
-      throw asError(controller.signal.reason);
-    }
     const pool = helpers.job.locked_by ?? a.poolId() ?? "";
+    if (controller.signal.aborted) {
+      const reason = asError(controller.signal.reason);
+      if (reason instanceof LivenessLost) {
+        // The database's fault, not the job's: once graphile recorded the failure (and its
+        // delay keeps the job from being claimed), the attempt is given back and it runs at once.
+        // Not when another worker took the job meanwhile (its sweep saw the lock free): that
+        // attempt is theirs, and graphile's failure here is a no-op.
+        afterUnlock(
+          a,
+          job.id,
+          job.attempts,
+          (id) => a.sql`select graphile_worker.reschedule_jobs(array[${id}]::bigint[], attempts => ${job.attempts - 1}::int, run_at => now())`,
+          { withinMs: GIVE_BACK_WITHIN_MS, lastError: reason.message },
+        );
+      }
+      // Handed back at shutdown: throwing makes graphile's fail a no-op (the job is no
+      // longer locked by this pool), where returning would delete the job.
+      throw reason;
+    }
     if (outcome.status === "completed") {
       a.ledger.record(job.id, { pool, attempts: job.attempts, kind: "completed" });
       return;
@@ -101,20 +129,38 @@ export function graphileTask(definition: JobDefinition<unknown>, a: Attempts): T
 /**
  * graphile applies its own delay (at least e seconds) when a task throws
  * and unlocks the job right after; once unlocked, and before anyone can
- * claim it, this replaces the delay with ours (or fails the job for good).
- * Functions of graphile's public API only touch unlocked jobs, hence the wait.
+ * claim it, this replaces the delay with ours (or fails the job for good,
+ * or gives the attempt back). Functions of graphile's public API only touch
+ * unlocked jobs, hence the wait. `lastError`: only if graphile recorded this
+ * failure (not a later attempt's). A database that does not answer is tried
+ * again until `withinMs`.
  */
-function afterUnlock(a: Attempts, jobId: string, attempts: number, apply: (id: string) => Promise<unknown>): void {
-  const deadline = Date.now() + 2_000;
+function afterUnlock(
+  a: Attempts,
+  jobId: string,
+  attempts: number,
+  apply: (id: string) => Promise<unknown>,
+  o: { withinMs?: number; lastError?: string } = {},
+): void {
+  const deadline = Date.now() + (o.withinMs ?? 2_000);
+  const lastError = o.lastError ?? null;
   const attempt = async (): Promise<void> => {
-    const [row] = await a.sql<{ id: string }[]>`
-      select id from graphile_worker.jobs where id = ${jobId}::bigint and attempts = ${attempts}::int and locked_at is null`;
-    if (row) {
-      await apply(jobId);
-      return;
+    let wait = 5;
+    try {
+      const [row] = await a.sql<{ id: string }[]>`
+        select id from graphile_worker.jobs
+        where id = ${jobId}::bigint and attempts = ${attempts}::int and locked_at is null
+          and (${lastError}::text is null or last_error = ${lastError}::text)`;
+      if (row) {
+        await apply(jobId);
+        return;
+      }
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+      wait = 200;
     }
     if (Date.now() > deadline) return;
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, wait));
     return attempt();
   };
   void attempt().catch((e) => a.log.warn({ jobId, err: asError(e) }, "could not adjust a failed job; graphile's own delay applies"));

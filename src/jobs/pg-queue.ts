@@ -2,11 +2,12 @@ import { sql as dsql } from "drizzle-orm";
 import { Logger as GraphileLogger, parseCronItems, runMigrations, type Task, type WorkerPool } from "graphile-worker";
 import postgres from "postgres";
 import type { Writer } from "../../db/client";
+import { withPgSocket } from "../../db/pg-socket";
 import { checkCron } from "./cron";
 import { OutcomeLedger } from "./pg-replay";
 import { GraphileRun } from "./pg-runner";
 import type { CronSpec, JobDefinition, JobQueue, JobSpec, QueueHealth, WaitingJobs } from "./port";
-import { type Attempts, type Envelope, graphileLogger, graphileTask, type InHand } from "./pg-attempts";
+import { type Attempts, type Envelope, graphileLogger, graphileTask, type InHand, LivenessLost } from "./pg-attempts";
 import { asError } from "./run-job";
 import { checkSpec, DEFAULT_MAX_ATTEMPTS, type QueueSettings } from "./spec";
 
@@ -64,7 +65,7 @@ class PgJobQueue implements JobQueue {
     private readonly url: string,
     private readonly logger: GraphileLogger,
   ) {
-    this.sql = postgres(url, { max: 3, connect_timeout: 5, onnotice: () => {} });
+    this.sql = postgres(url, withPgSocket({ max: 3, connect_timeout: 5, onnotice: () => {} }));
     this.attempts = { inHand: this.inHand, ledger: this.ledger, sql: this.sql, poolId: () => this.poolId, retry: o.retry, log: o.log };
     this.takeoverMs = Math.min(o.leaseMs, TAKEOVER_MS);
   }
@@ -112,14 +113,17 @@ class PgJobQueue implements JobQueue {
     }
     // Nothing to run: graphile would log "No tasks found" on every poll.
     if (definitions.length === 0) return;
-    this.live = postgres(this.url, {
+    this.live = postgres(
+      this.url,
+      withPgSocket({
       max: 1,
       idle_timeout: 0,
       max_lifetime: null,
       connect_timeout: 5,
       onnotice: () => {},
       onclose: () => this.livenessLost(),
-    });
+      }),
+    );
     this.taskList = {};
     for (const d of definitions) this.taskList[d.name] = graphileTask(d, this.attempts);
     this.cronItems = parseCronItems(
@@ -263,13 +267,14 @@ class PgJobQueue implements JobQueue {
    * The liveness connection closed under a running pool (network, server
    * restart, terminated backend): other workers may already be taking this
    * pool's jobs, so the attempts in hand are abandoned (their outcome is not
-   * recorded) and the lock is taken again on a new connection.
+   * recorded; each task gives its attempt back, pg-attempts.ts) and the lock
+   * is taken again on a new connection. They stay in hand until their task
+   * returns, so the orphan sweep does not unlock one still running.
    */
   private livenessLost(): void {
     if (this.stopping || !this.poolId) return;
     this.o.log.error({ jobs: [...this.inHand.keys()] }, "worker liveness connection lost; abandoning the jobs in hand");
-    for (const j of this.inHand.values()) j.controller.abort(new Error("worker liveness lost: the job may be taken by another worker"));
-    this.inHand.clear();
+    for (const j of this.inHand.values()) if (!j.controller.signal.aborted) j.controller.abort(new LivenessLost());
     this.lockHeld = false;
     void this.holdLiveness();
   }

@@ -42,7 +42,7 @@ export class OutcomeLedger {
    * it still holds is unlocked, then completed, rescheduled with the queue's
    * own delay, or failed for good as its task decided. A job it holds with no
    * outcome (handed back, or abandoned when liveness was lost) is unlocked and
-   * runs again. Answers how many jobs were replayed.
+   * runs again, its attempt given back. Answers how many jobs were replayed.
    */
   async replay(sql: postgres.Sql, pool: string): Promise<{ completed: number; rescheduled: number; failed: number; unlocked: number }> {
     const counts = { completed: 0, rescheduled: 0, failed: 0, unlocked: 0 };
@@ -53,6 +53,8 @@ export class OutcomeLedger {
       for (const job of held) {
         const d = this.decided.get(job.id);
         if (!d || d.pool !== pool || d.attempts !== job.attempts) {
+          // Its task did not finish because the runner stopped (the database's fault): the attempt is not counted.
+          await tx`select graphile_worker.reschedule_jobs(array[${job.id}]::bigint[], attempts => ${Math.max(0, job.attempts - 1)}::int)`;
           counts.unlocked++;
           continue;
         }

@@ -7,6 +7,7 @@
  * Jobs it knows:
  * - `<prefix>hang`: prints `started` and never finishes (killed with SIGKILL to simulate a crash).
  * - `<prefix>record`: records its start and end into the table `job_runs` (Postgres), taking a few milliseconds.
+ * - `<prefix>long`: prints `started`, works for `ms` milliseconds (stopping when aborted), then prints `done <jobId> <attempt>`.
  */
 import postgres from "postgres";
 import { type Database, openPostgres, openSqlite } from "../../db/client";
@@ -37,15 +38,30 @@ const queue = await createJobQueue({
 });
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
-const anyPayload = (p: unknown) => p as { n: number };
+const anyPayload = (p: unknown) => p as { n: number; ms?: number };
 
-const definitions: JobDefinition<{ n: number }>[] = [
+const definitions: JobDefinition<{ n: number; ms?: number }>[] = [
   {
     name: `${cfg.prefix}hang`,
     parse: anyPayload,
     async handle(_p, ctx) {
       say(`started ${ctx.jobId} ${ctx.attempt}`);
       await new Promise(() => {});
+    },
+  },
+  {
+    name: `${cfg.prefix}long`,
+    parse: anyPayload,
+    async handle(p, ctx) {
+      say(`started ${ctx.jobId} ${ctx.attempt}`);
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, p.ms ?? 1_000);
+        ctx.signal.addEventListener("abort", () => {
+          clearTimeout(timer);
+          reject(ctx.signal.reason);
+        });
+      });
+      say(`done ${ctx.jobId} ${ctx.attempt}`);
     },
   },
   {
