@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database as BunSqlite } from "bun:sqlite";
 import { join } from "node:path";
 import postgres from "postgres";
-import { withPgSocket } from "../db/pg-socket";
 import { secondInstance } from "./helpers/instances";
 import { testDialect } from "./helpers/database";
 import { Harness, type TestWorkspace } from "./helpers/harness";
@@ -151,34 +150,6 @@ if (testDialect() === "pg") {
         await worker.stop();
       }
     }, 120_000);
-
-    /** Queries sent every turn for 20 ms after a reset of the one idle connection; how many never settle (3 s). */
-    const sentAsItFails = async (socket: "pgSocket" | "bare") => {
-      let hung = 0;
-      for (let round = 0; round < 5; round++) {
-        const options = { max: 1, fetch_types: false, onnotice: () => {} };
-        const sql = postgres(resets.via(databaseUrl()), socket === "pgSocket" ? withPgSocket(options) : options);
-        await sql`select 1`;
-        const settled: Promise<string>[] = [];
-        const until = performance.now() + 20;
-        resets.reset();
-        while (performance.now() < until) {
-          settled.push(Promise.race([sql`select 1`.then(() => "answered", (e: { code?: string }) => String(e.code)), Bun.sleep(3_000).then(() => "hung")]));
-          await new Promise((r) => setImmediate(r));
-        }
-        hung += (await Promise.all(settled)).filter((x) => x === "hung").length;
-        await sql.end({ timeout: 0.1 }).catch(() => undefined);
-      }
-      return hung;
-    };
-
-    test("a query sent while its connection fails is failed too, never left waiting (db/pg-socket.ts)", async () => {
-      expect(await sentAsItFails("pgSocket")).toBe(0);
-    }, 60_000);
-
-    test("without pgSocket such queries wait for ever (the library defect it covers)", async () => {
-      expect(await sentAsItFails("bare")).toBeGreaterThan(0);
-    }, 60_000);
 
     const typeFetch = async (mode: "guard" | "bare") => {
       const sprung = resets.resetOn("pg_catalog.pg_type");

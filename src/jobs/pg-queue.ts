@@ -2,7 +2,6 @@ import { sql as dsql } from "drizzle-orm";
 import { Logger as GraphileLogger, parseCronItems, runMigrations, type Task, type WorkerPool } from "graphile-worker";
 import postgres from "postgres";
 import type { Writer } from "../../db/client";
-import { withPgSocket } from "../../db/pg-socket";
 import { checkCron } from "./cron";
 import { OutcomeLedger } from "./pg-replay";
 import { GraphileRun } from "./pg-runner";
@@ -65,7 +64,7 @@ class PgJobQueue implements JobQueue {
     private readonly url: string,
     private readonly logger: GraphileLogger,
   ) {
-    this.sql = postgres(url, withPgSocket({ max: 3, connect_timeout: 5, onnotice: () => {} }));
+    this.sql = postgres(url, { max: 3, connect_timeout: 5, onnotice: () => {} });
     this.attempts = { inHand: this.inHand, ledger: this.ledger, sql: this.sql, poolId: () => this.poolId, retry: o.retry, log: o.log };
     this.takeoverMs = Math.min(o.leaseMs, TAKEOVER_MS);
   }
@@ -113,17 +112,14 @@ class PgJobQueue implements JobQueue {
     }
     // Nothing to run: graphile would log "No tasks found" on every poll.
     if (definitions.length === 0) return;
-    this.live = postgres(
-      this.url,
-      withPgSocket({
+    this.live = postgres(this.url, {
       max: 1,
       idle_timeout: 0,
       max_lifetime: null,
       connect_timeout: 5,
       onnotice: () => {},
       onclose: () => this.livenessLost(),
-      }),
-    );
+    });
     this.taskList = {};
     for (const d of definitions) this.taskList[d.name] = graphileTask(d, this.attempts);
     this.cronItems = parseCronItems(
