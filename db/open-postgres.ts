@@ -4,6 +4,7 @@ import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
 import { migrate as migratePg } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import type { Database, Preparable } from "./client";
+import { PG_CLOSE_TIMEOUT_SECONDS } from "./pg-close";
 import { commitListeners, pgCascadesInto, recording } from "./commits";
 import { guardTypeFetch } from "./pg-type-fetch";
 import { type PreparedInternals, preparedReads, type Row, rowMapper } from "./prepared";
@@ -70,7 +71,7 @@ export async function openPostgres(url: string, opts: PgOptions = {}): Promise<D
     readCache: (spec) => caches.cache(spec),
     clearReadCaches: () => caches.clearAll(),
     ping: async () => void (await client`select 1`),
-    close: () => client.end({ timeout: 5 }),
+    close: () => client.end({ timeout: PG_CLOSE_TIMEOUT_SECONDS }),
   };
 }
 

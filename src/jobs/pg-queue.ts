@@ -2,6 +2,8 @@ import { sql as dsql } from "drizzle-orm";
 import { Logger as GraphileLogger, parseCronItems, runMigrations, type Task, type WorkerPool } from "graphile-worker";
 import postgres from "postgres";
 import type { Writer } from "../../db/client";
+import { PG_CLOSE_TIMEOUT_SECONDS } from "../../db/pg-close";
+import { settlesWithin } from "../runtime/bounded";
 import { checkCron } from "./cron";
 import { OutcomeLedger } from "./pg-replay";
 import { GraphileRun } from "./pg-runner";
@@ -12,6 +14,8 @@ import { checkSpec, DEFAULT_MAX_ATTEMPTS, type QueueSettings } from "./spec";
 
 export type PgQueueOptions = QueueSettings;
 
+/** How long stopping waits for the database to hand back the jobs in hand (and for graphile's forceful shutdown). */
+const RELEASE_MS = 2_000;
 /** Advisory-lock namespace of worker liveness (pg_advisory_lock(namespace, hashtext(pool id))). */
 const LIVENESS_NS = 741329021;
 /** Restart backoff of a runner that stopped unexpectedly: 0.5 s doubling up to 10 s. */
@@ -212,7 +216,7 @@ class PgJobQueue implements JobQueue {
     if (this.sweeper) clearInterval(this.sweeper);
     if (!run) {
       await this.dropLiveness();
-      await this.sql.end({ timeout: 5 });
+      await this.sql.end({ timeout: PG_CLOSE_TIMEOUT_SECONDS });
       return;
     }
     this.current = null;
@@ -225,14 +229,21 @@ class PgJobQueue implements JobQueue {
     ]);
     clearTimeout(timer);
     if (!finished) {
-      await this.release();
+      // Bounded: a database that does not answer must not hold shutdown up. Jobs not handed back stay locked by
+      // this pool, whose liveness lock goes with its connection below: another instance or the next start takes them back.
+      const release = this.release().catch((e) =>
+        this.o.log.warn({ err: asError(e) }, "job queue: could not hand back the jobs in hand; they are taken back once this instance is gone"),
+      );
+      if (!(await settlesWithin(release, RELEASE_MS))) {
+        this.o.log.warn({ timeoutMs: RELEASE_MS }, "job queue: handing back the jobs in hand got no answer; they are taken back once this instance is gone");
+      }
       // Nothing is locked by this pool any more, so graphile's forceful shutdown fails no job.
-      await this.pool?.forcefulShutdown("job queue stop timed out; jobs handed back");
+      await settlesWithin(Promise.resolve().then(() => this.pool?.forcefulShutdown("job queue stop timed out; jobs handed back")), RELEASE_MS);
       await Promise.race([graceful, new Promise((r) => setTimeout(r, 1_000))]);
     }
     await run.dispose();
     await this.dropLiveness();
-    await this.sql.end({ timeout: 5 });
+    await this.sql.end({ timeout: PG_CLOSE_TIMEOUT_SECONDS });
   }
 
   /** Unlocks the jobs still in hand and gives their attempt back, in one transaction, then aborts them here. */
@@ -299,7 +310,7 @@ class PgJobQueue implements JobQueue {
     const live = this.live;
     this.live = null;
     // Closing the connection releases the lock.
-    await live?.end({ timeout: 5 });
+    await live?.end({ timeout: PG_CLOSE_TIMEOUT_SECONDS });
   }
 
   /**

@@ -1,5 +1,7 @@
 import postgres from "postgres";
+import { PG_CLOSE_TIMEOUT_SECONDS } from "../../../db/pg-close";
 import { SIGNALS_CHANNEL } from "../../../db/read-cache";
+import { settlesWithin } from "../../runtime/bounded";
 import type { Logger } from "../../logger";
 import { DEFAULT_BUFFER, Hub } from "./hub";
 import type { EventBus, RunEvent } from "./port";
@@ -11,6 +13,8 @@ export const CHANNEL = "fps_run_events";
 export const SIGNALS = SIGNALS_CHANNEL;
 /** Postgres refuses NOTIFY payloads of 8000 bytes or more. */
 const MAX_PAYLOAD = 7999;
+/** How long closing waits for UNLISTEN before it ends the connection. */
+const UNLISTEN_MS = 1_000;
 
 /**
  * Several instances on one Postgres: an event goes to this process's
@@ -96,9 +100,10 @@ export async function createPostgresEventBus(opts: { url: string; log: Logger; b
       closed = true;
       hub.closeAll();
       signalled.clear();
-      await signals.unlisten().catch(() => {});
-      await listening.unlisten().catch(() => {});
-      await sql.end({ timeout: 5 });
+      // Bounded: a database that does not answer must not hold shutdown up (ending the client ends its LISTEN anyway).
+      const unlistened = await settlesWithin(Promise.all([signals.unlisten(), listening.unlisten()]), UNLISTEN_MS);
+      if (!unlistened) log.warn({ timeoutMs: UNLISTEN_MS }, "event bus: UNLISTEN got no answer at close; closing the connection instead");
+      await sql.end({ timeout: PG_CLOSE_TIMEOUT_SECONDS });
     },
     get subscribers() {
       return hub.size;

@@ -99,7 +99,8 @@ export class RateLimits {
     return this.limiter.flush();
   }
 
-  close(): Promise<void> {
-    return this.limiter.close();
+  /** Shares the last counts, giving up after `timeoutMs` (default 2 s) with a warning that names what was not shared. */
+  close(timeoutMs?: number): Promise<void> {
+    return this.limiter.close(timeoutMs);
   }
 }

@@ -1,6 +1,7 @@
 import { and, eq, gt, like, lt, sql } from "drizzle-orm";
 import type { Database } from "../../../db/client";
 import type { Logger } from "../../logger";
+import { settlesWithin } from "../../runtime/bounded";
 
 /** One budget: at most `quota` units (requests, bytes, failures) per fixed window. */
 export interface Budget {
@@ -37,6 +38,8 @@ interface Entry {
 }
 
 const PRUNE_EVERY = 4096;
+/** How long closing waits for the last share of counts (counts are advisory: a lost batch is acceptable, a hang is not). */
+export const CLOSE_FLUSH_MS = 2_000;
 
 /** The shared row's subject: the budget's name and the key or address (`requests:key_...`). */
 const rowSubject = (budget: Budget, subject: string) => `${budget.name}:${subject}`;
@@ -64,6 +67,8 @@ export class RateLimiter {
   private calls = 0;
   private lastDbPrune = 0;
   private maxWindowMs = 0;
+  /** Closed: nothing is scheduled any more (a failed share is not tried again). */
+  private closed = false;
 
   constructor(
     private readonly opts: { db: Database | null; syncMs: number; now: () => number; log: Logger },
@@ -183,7 +188,7 @@ export class RateLimiter {
   }
 
   private schedule(): void {
-    if (!this.opts.db || this.timer) return;
+    if (!this.opts.db || this.timer || this.closed) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.flush();
@@ -212,7 +217,7 @@ export class RateLimiter {
     if (batch.length === 0 && watched.length === 0) return;
     const w = db.t.rateLimitWindows;
     const readAt = this.opts.now();
-    this.flushing = (async () => {
+    const mine = (this.flushing = (async () => {
       try {
         const { rows, seen } = await db.tx(
           async (tx) => {
@@ -262,11 +267,12 @@ export class RateLimiter {
         }
         this.schedule();
       }
-    })();
+    })());
     try {
-      await this.flushing;
+      await mine;
     } finally {
-      this.flushing = null;
+      // A share that waited for this one may have started its own meanwhile.
+      if (this.flushing === mine) this.flushing = null;
     }
   }
 
@@ -321,10 +327,42 @@ export class RateLimiter {
     }
   }
 
-  /** Shares what is left to share and stops the timer. */
-  async close(): Promise<void> {
+  /**
+   * Shares what is left to share and stops the timer. The share is given up
+   * after `timeoutMs` (a database that does not answer must not hold
+   * shutdown up): a warning names the counts that were not shared.
+   */
+  async close(timeoutMs = CLOSE_FLUSH_MS): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.flush();
+    this.closed = true;
+    if (!this.opts.db) return;
+    if (await settlesWithin(this.flush(), timeoutMs)) {
+      const left = this.unshared();
+      if (left.length > 0) this.opts.log.warn({ unshared: left }, "rate limits: the last counts could not be shared before closing; given up");
+      return;
+    }
+    this.opts.log.warn(
+      { unshared: this.unshared(), timeoutMs },
+      "rate limits: the last share of counts did not finish in time at close; given up",
+    );
+  }
+
+  /** Per budget, the subjects and units this instance counted that are not known to be in the shared counts. */
+  private unshared(): { budget: string; subjects: number; units: number }[] {
+    const out: { budget: string; subjects: number; units: number }[] = [];
+    for (const [budget, table] of this.tables) {
+      let subjects = 0;
+      let units = 0;
+      for (const e of table.values()) {
+        const n = e.pending + e.inFlight;
+        if (n > 0) {
+          subjects++;
+          units += n;
+        }
+      }
+      if (subjects > 0) out.push({ budget: budget.name, subjects, units });
+    }
+    return out;
   }
 }
