@@ -4,7 +4,7 @@ import { rowCollector } from "../runtime/gc";
 import { type HeaderStep, type HeaderSummary, hasHeader, headerStep, mappingFor } from "./header";
 import { type CompiledMapping, MappingConfigError } from "./map";
 import { openInput, type ParsedInput } from "./parse";
-import { EngineInputError, type EngineProgress, type ParseOptions, PROGRESS_BYTES, PROGRESS_ROWS, type ParseSummary, type ProcessOutcome, type ProcessRequest, type SourceRecord } from "./types";
+import { EngineInputError, type EngineProgress, type ParseOptions, PROGRESS_BYTES, PROGRESS_ROWS, type ParseSummary, type ProcessOutcome, type ProcessRequest } from "./types";
 import { trace } from "./trace";
 import { type RowValidator, SchemaCompileError, validatorFor } from "./validate";
 import { createWriter, jsonWriter, type RowWriter } from "./write";

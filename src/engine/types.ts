@@ -157,6 +157,21 @@ export interface ProcessOutcome {
   failure?: "input" | "internal";
 }
 
+/** The outcome of a run the engine could not process for a reason of its own (a worker died, storage failed): nothing counted, nothing written; a retry may succeed. */
+export function failedOutcome(errorMessage: string, internalError?: string): ProcessOutcome {
+  return {
+    ok: false,
+    errorMessage,
+    internalError,
+    failure: "internal",
+    counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 },
+    errors: [],
+    processed: null,
+    rejects: null,
+    processMs: 0,
+  };
+}
+
 /** Work begun on a file while it arrives (EnginePool.speculate). */
 export interface Speculation {
   /** For the store's putArriving: the pool follows the bytes as they are written. */

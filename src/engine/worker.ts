@@ -3,7 +3,7 @@ import { prepare, processFile } from "./process";
 import { planSplit, processStripe, readHead } from "./split";
 import type { SplitPlan, StripeResult, StripeSource, StripeTask } from "./stripe-plan";
 import { trace } from "./trace";
-import type { EngineProgress, ProcessOutcome, ProcessRequest } from "./types";
+import { type EngineProgress, failedOutcome, type ProcessOutcome, type ProcessRequest } from "./types";
 
 /**
  * Bun Worker entry (src/engine/pool starts it). Messages in, each
@@ -42,17 +42,7 @@ const reply = (r: WorkerReply, transfer: ArrayBuffer[] = []) => self.postMessage
 
 function storeFailure(e: unknown): ProcessOutcome {
   const err = e instanceof Error ? e : new Error(String(e));
-  return {
-    ok: false,
-    errorMessage: `The engine could not open the object store (${err.message}); the run can be retried.`,
-    internalError: err.stack,
-    failure: "internal",
-    counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 },
-    errors: [],
-    processed: null,
-    rejects: null,
-    processMs: 0,
-  };
+  return failedOutcome(`The engine could not open the object store (${err.message}); the run can be retried.`, err.stack);
 }
 
 /**

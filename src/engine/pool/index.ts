@@ -6,6 +6,7 @@ import { mayUnpack, stripeUnpacked } from "../unpack";
 import {
   DEFAULT_MIN_SPLIT_BYTES,
   type EnginePool,
+  failedOutcome,
   newEngineProgress,
   type ParseLimits,
   type ProcessOutcome,
@@ -52,20 +53,6 @@ const DEFAULT_STRIPE_BYTES = 2 * 1024 * 1024;
 const STRIPES_PER_WORKER = 2;
 
 const DEFAULT_WORKER = new URL("../worker.ts", import.meta.url);
-
-function failedOutcome(errorMessage: string, internalError?: string): ProcessOutcome {
-  return {
-    ok: false,
-    errorMessage,
-    internalError,
-    failure: "internal",
-    counts: { total: 0, valid: 0, invalid: 0, skipped: 0, quarantined: 0 },
-    errors: [],
-    processed: null,
-    rejects: null,
-    processMs: 0,
-  };
-}
 
 export interface EnginePoolStats {
   /** Worker threads alive. */

@@ -1,7 +1,7 @@
 import { closeSync, fsync, openSync, writeSync } from "node:fs";
 import { type FileHandle, open, rm } from "node:fs/promises";
 import { dropWritten, dropWrittenSoon } from "../../adapters/storage/page-cache";
-import type { FileStore, ObjectInfo, ObjectStore } from "../../adapters/storage/port";
+import type { FileStore, ObjectStore } from "../../adapters/storage/port";
 
 /**
  * Text written here streams into `store.put(key, body)` as it is produced:
