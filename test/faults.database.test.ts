@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database as BunSqlite } from "bun:sqlite";
 import { join } from "node:path";
+import { connect } from "node:net";
 import postgres from "postgres";
+import { pgSocket, withPgSocket } from "../db/pg-socket";
 import { secondInstance } from "./helpers/instances";
 import { testDialect } from "./helpers/database";
 import { Harness, type TestWorkspace } from "./helpers/harness";
@@ -150,6 +152,75 @@ if (testDialect() === "pg") {
         await worker.stop();
       }
     }, 120_000);
+
+    /**
+     * Rounds: one idle connection is reset, and a query is sent in the gap between its socket's `error` and
+     * its `close` (from the error's own turn, after postgres.js has heard of it). How many never settle (3 s).
+     */
+    const sentAsItFails = async (socket: "pgSocket" | "bare", rounds: number) => {
+      let hung = 0;
+      for (let round = 0; round < rounds; round++) {
+        let straggler: Promise<string> | null = null;
+        const options = {
+          max: 1,
+          fetch_types: false,
+          onnotice: () => {},
+          socket: (o: { host: string[]; port: number[] }) => {
+            const s = socket === "pgSocket" ? pgSocket(o) : Object.assign(connect(Number(o.port[0]), o.host[0]!), { host: o.host[0], port: o.port[0] });
+            s.on("error", () => {
+              straggler ??= new Promise((resolve) =>
+                queueMicrotask(() => resolve(sql`select 2 as x`.then(() => "answered", (e: { code?: string }) => String(e.code)))),
+              );
+            });
+            return s;
+          },
+        };
+        const sql = postgres(resets.via(databaseUrl()), options);
+        await sql`select 1`;
+        resets.reset();
+        await waitFor("the reset seen", () => straggler !== null, 5_000);
+        if ((await Promise.race([straggler!, Bun.sleep(3_000).then(() => "hung")])) === "hung") hung++;
+        await sql.end({ timeout: 0.1 }).catch(() => undefined);
+      }
+      return hung;
+    };
+
+    test("a query sent while its connection fails is failed too, never left waiting (db/pg-socket.ts)", async () => {
+      expect(await sentAsItFails("pgSocket", 5)).toBe(0);
+    }, 60_000);
+
+    test("without pgSocket such a query waits for ever (the library defect it covers)", async () => {
+      expect(await sentAsItFails("bare", 2)).toBeGreaterThan(0);
+    }, 60_000);
+
+    test("a transaction whose connection is reset mid-query fails within a second (its rollback is failed too), and the connection is made again", async () => {
+      const sql = postgres(resets.via(databaseUrl()), withPgSocket({ max: 1, onnotice: () => {} }));
+      try {
+        for (let round = 0; round < 5; round++) {
+          const started = performance.now();
+          const outcome = await Promise.race([
+            sql
+              .begin(async (tx) => {
+                await tx`select 1`;
+                setTimeout(() => resets.reset(), 20);
+                await tx`select pg_sleep(0.5)`;
+                await tx`select 2`;
+              })
+              .then(
+                () => "committed",
+                (e: { code?: string }) => String(e.code),
+              ),
+            Bun.sleep(3_000).then(() => "hung"),
+          ]);
+          expect(outcome).not.toBe("hung");
+          expect(outcome).not.toBe("committed");
+          expect(performance.now() - started).toBeLessThan(1_500);
+          expect((await sql`select 3 as x`)[0]?.x).toBe(3);
+        }
+      } finally {
+        await sql.end({ timeout: 1 }).catch(() => undefined);
+      }
+    }, 60_000);
 
     const typeFetch = async (mode: "guard" | "bare") => {
       const sprung = resets.resetOn("pg_catalog.pg_type");
