@@ -56,7 +56,19 @@ async function hooked(url: string, key: string, pipelineId: string, receiver: Re
         const id = r.headers["webhook-id"] ?? "";
         events.set(id, (events.get(id) ?? 0) + 1);
       }
-      return { runs, events, again: [...events.values()].reduce((n, c) => n + c - 1, 0) };
+      // A run's event sent under two webhook-ids is a duplicate a receiver cannot tell; one sent again under its own
+      // webhook-id is the at-least-once retry that Standard Webhooks receivers de-duplicate by that id.
+      const idsPerRun = new Map<string, Set<string>>();
+      for (const r of receiver.received) {
+        const runId = (JSON.parse(r.body) as { data?: { run?: { id?: string } } }).data?.run?.id ?? "";
+        idsPerRun.set(runId, (idsPerRun.get(runId) ?? new Set()).add(r.headers["webhook-id"] ?? ""));
+      }
+      return {
+        runs,
+        events,
+        duplicated: [...idsPerRun.values()].reduce((n, ids) => n + ids.size - 1, 0),
+        again: [...events.values()].reduce((n, c) => n + c - 1, 0),
+      };
     },
   };
 }
@@ -88,10 +100,10 @@ export async function webhookDown(hours: number): Promise<Row> {
   await s.drop();
   const real = ((r.at - t0) * COMPRESSION) / 3_600_000;
   return [
-    `webhook receiver down ${hours} h (schedule ${COMPRESSION}x faster, sqlite)`,
+    `webhook receiver down ${hours} h (schedule ${COMPRESSION}x faster, sqlite; ${c.again} requests sent again under their webhook-id)`,
     t.tried,
     `${r.lost} runs, ${undelivered} events`,
-    c.again,
+    c.duplicated,
     t.unavailable,
     t.other5xx,
     `${secs(r.at - t0)} (${real.toFixed(1)} h at the real schedule)`,
@@ -123,10 +135,10 @@ export async function killDuringDelivery(): Promise<Row> {
   receiver.stop();
   await s.drop();
   return [
-    `kill -9 during webhook delivery (${inFlight} in flight, sqlite)`,
+    `kill -9 during webhook delivery (${inFlight} in flight, sqlite; ${c.again} sent again under their webhook-id)`,
     t.tried,
     `${r.lost} runs, ${undelivered} events`,
-    c.again,
+    c.duplicated,
     t.unavailable,
     t.other5xx,
     secs(r.at - t0),

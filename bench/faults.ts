@@ -19,7 +19,9 @@
  * Columns: tried (uploads or requests sent), lost (uploads answered 200
  * whose run never completed; for deliveries also the events or mails that
  * never arrived), duplicated (runs beyond one per uploaded file; for
- * deliveries the events or mails that arrived again), 503 (answers
+ * deliveries the mails that arrived again, and the events that arrived
+ * under a second webhook-id: one sent again under its own id is the
+ * at-least-once retry receivers de-duplicate, counted in the row's label), 503 (answers
  * "unavailable", with Retry-After), 5xx (any other 5xx), time to recover
  * (from the end of the fault to every accepted run completed, every
  * delivery arrived and /readyz 200), peak RSS (highest VmHWM of the service

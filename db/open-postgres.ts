@@ -6,7 +6,7 @@ import postgres from "postgres";
 import type { Database, Preparable } from "./client";
 import { PG_CLOSE_TIMEOUT_SECONDS } from "./pg-close";
 import { commitListeners, pgCascadesInto, recording } from "./commits";
-import { withPgSocket } from "./pg-socket";
+import { checkPatchedPostgres } from "./pg-library";
 import { guardTypeFetch } from "./pg-type-fetch";
 import { type PreparedInternals, preparedReads, type Row, rowMapper } from "./prepared";
 import * as pgSchema from "./pg/schema";
@@ -19,10 +19,10 @@ export interface PgOptions {
 }
 
 export async function openPostgres(url: string, opts: PgOptions = {}): Promise<Database> {
+  checkPatchedPostgres();
   // A connection not made in 5 s fails (postgres.js waits 30 s by default): an outage answers 503 soon, not a hang.
   // Reconnects are tried again within 1 s (postgres.js backs off up to 20 s, and queries wait for the next attempt).
-  // withPgSocket: a query sent as its connection fails is failed too, never left waiting (db/pg-socket.ts).
-  const client = postgres(url, withPgSocket({ max: opts.max ?? 10, connect_timeout: 5, backoff: (n: number) => Math.min(0.1 * 2 ** n, 1), onnotice: () => {} }));
+  const client = postgres(url, { max: opts.max ?? 10, connect_timeout: 5, backoff: (n) => Math.min(0.1 * 2 ** n, 1), onnotice: () => {} });
   // Before any connection is opened: postgres.js's own type query must not fail unhandled.
   guardTypeFetch(client);
   const db = drizzlePg({ client, schema: pgSchema });

@@ -3,7 +3,6 @@ import { Logger as GraphileLogger, parseCronItems, runMigrations, type Task, typ
 import postgres from "postgres";
 import type { Writer } from "../../db/client";
 import { PG_CLOSE_TIMEOUT_SECONDS } from "../../db/pg-close";
-import { withPgSocket } from "../../db/pg-socket";
 import { settlesWithin } from "../runtime/bounded";
 import { checkCron } from "./cron";
 import { OutcomeLedger } from "./pg-replay";
@@ -69,7 +68,7 @@ class PgJobQueue implements JobQueue {
     private readonly url: string,
     private readonly logger: GraphileLogger,
   ) {
-    this.sql = postgres(url, withPgSocket({ max: 3, connect_timeout: 5, onnotice: () => {} }));
+    this.sql = postgres(url, { max: 3, connect_timeout: 5, onnotice: () => {} });
     this.attempts = { inHand: this.inHand, ledger: this.ledger, sql: this.sql, poolId: () => this.poolId, retry: o.retry, log: o.log };
     this.takeoverMs = Math.min(o.leaseMs, TAKEOVER_MS);
   }
@@ -117,17 +116,14 @@ class PgJobQueue implements JobQueue {
     }
     // Nothing to run: graphile would log "No tasks found" on every poll.
     if (definitions.length === 0) return;
-    this.live = postgres(
-      this.url,
-      withPgSocket({
-        max: 1,
-        idle_timeout: 0,
-        max_lifetime: null,
-        connect_timeout: 5,
-        onnotice: () => {},
-        onclose: () => this.livenessLost(),
-      }),
-    );
+    this.live = postgres(this.url, {
+      max: 1,
+      idle_timeout: 0,
+      max_lifetime: null,
+      connect_timeout: 5,
+      onnotice: () => {},
+      onclose: () => this.livenessLost(),
+    });
     this.taskList = {};
     for (const d of definitions) this.taskList[d.name] = graphileTask(d, this.attempts);
     this.cronItems = parseCronItems(

@@ -1,6 +1,5 @@
 import postgres from "postgres";
 import { PG_CLOSE_TIMEOUT_SECONDS } from "../../../db/pg-close";
-import { withPgSocket } from "../../../db/pg-socket";
 import { SIGNALS_CHANNEL } from "../../../db/read-cache";
 import { settlesWithin } from "../../runtime/bounded";
 import type { Logger } from "../../logger";
@@ -35,7 +34,7 @@ export async function createPostgresEventBus(opts: { url: string; log: Logger; b
   const hub = new Hub(opts.bufferSize ?? DEFAULT_BUFFER);
   const origin = crypto.randomUUID();
   // max 1 for NOTIFY; listen() opens its own connection besides.
-  const sql = postgres(opts.url, withPgSocket({ max: 1, onnotice: () => {}, connection: { application_name: "fps-events" } }));
+  const sql = postgres(opts.url, { max: 1, onnotice: () => {}, connection: { application_name: "fps-events" } });
   let listens = 0;
   const listening = await sql.listen(
     CHANNEL,
