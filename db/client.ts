@@ -89,7 +89,7 @@ export interface Database {
 
 export async function openDatabase(
   cfg: { kind: "sqlite"; path: string } | { kind: "pg"; url: string },
-  opts: Pick<PgOptions, "readCacheTtlMs"> = {},
+  opts: Pick<PgOptions, "readCacheTtlMs" | "silenceMs"> = {},
 ): Promise<Database> {
   return cfg.kind === "sqlite" ? openSqlite(cfg.path) : openPostgres(cfg.url, opts);
 }

@@ -106,6 +106,8 @@ const Env = z.object({
   /** How long an API key lookup is reused when no change was signalled (docs/decisions/hot-path.md); 0 looks every key up on every request. */
   KEY_CACHE_TTL_MS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").max(60_000, "must be at most 60000").default(1000),
   READ_CACHE_TTL_MS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").max(60_000, "must be at most 60000").default(1000),
+  /** Postgres: a query whose connection carries nothing back for this long fails, answered 503 (db/pg-silence.ts); 0: never. */
+  DATABASE_STALL_TIMEOUT_SECONDS: z.coerce.number().min(0, "must be at least 0").max(3_600, "must be at most 3600").default(5),
   /** Requests one API key may make per RATE_LIMIT_WINDOW_SECONDS (docs/decisions/rate-limits.md); 0: no limit. */
   RATE_LIMIT_REQUESTS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").default(60_000),
   /** Bytes one API key may upload per window (request bodies: files, parts, JSON); 0: no limit. */
@@ -225,6 +227,8 @@ export interface Config {
   keyCacheTtlMs: number;
   /** Postgres: how long a cached read (a pipeline, a page of connections) may live on an instance when no change was signalled; 0: none kept. */
   readCacheTtlMs: number;
+  /** Postgres: a query whose connection goes silent this long fails (0: never). */
+  databaseStallMs: number;
   documentsSingleUploadMaxBytes: number;
   /** Per-key request and upload-byte budgets, failed logins per address, per fixed window; 0 turns one off. */
   rateLimits: RateLimitSettings;
@@ -319,6 +323,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     fileLinkTtlSeconds: e.FILE_LINK_TTL_SECONDS,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     readCacheTtlMs: e.READ_CACHE_TTL_MS,
+    databaseStallMs: Math.round(e.DATABASE_STALL_TIMEOUT_SECONDS * 1000),
     documentsSingleUploadMaxBytes: e.DOCUMENTS_SINGLE_UPLOAD_MAX_BYTES,
     rateLimits: {
       requests: e.RATE_LIMIT_REQUESTS,

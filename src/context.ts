@@ -31,7 +31,7 @@ export interface ServiceOptions {
 /** The adapters, wired once; the admin CLI uses this alone, the service mounts its transports on it. */
 export async function createServiceContext(opts: ServiceOptions): Promise<ServiceContext> {
   const { config } = opts;
-  const db = opts.db ?? (await openDatabase(config.database, { readCacheTtlMs: config.readCacheTtlMs }));
+  const db = opts.db ?? (await openDatabase(config.database, { readCacheTtlMs: config.readCacheTtlMs, silenceMs: config.databaseStallMs }));
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
   const encryptionKey = config.encryptionKey ?? loadOrCreateKeyFile(config.dataDir);

@@ -151,7 +151,9 @@ describe("the audit log", () => {
     expect(await purgeAuditEvents(h.svc)).toBe(0);
     await h.ok(ws, "POST", "/connections", { name: "Later", type: "SFTP" });
     h.clock.advance(2 * 86_400_000);
-    expect(await purgeAuditEvents(h.svc)).toBe(total);
+    // In batches of 3 (short statements for a long backlog): every one of them, the later record kept.
+    expect(total).toBeGreaterThan(6);
+    expect(await purgeAuditEvents(h.svc, 3)).toBe(total);
     const left = await events();
     expect(left.data.map((e) => e.action)).toEqual(["connection.create"]);
   });

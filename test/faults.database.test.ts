@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { checkPatchedPostgres } from "../db/pg-library";
+import { silenceBound } from "../db/pg-silence";
 import { secondInstance } from "./helpers/instances";
 import { testDialect } from "./helpers/database";
 import { Harness, type TestWorkspace } from "./helpers/harness";
@@ -235,6 +236,42 @@ if (testDialect() === "pg") {
         }
       } finally {
         await sql.end({ timeout: 1 }).catch(() => undefined);
+      }
+    }, 60_000);
+
+    test("a query whose connection goes silent fails after DATABASE_STALL_TIMEOUT_SECONDS; answers slower than that but not silent, and idle connections, are kept", async () => {
+      const bounded = postgres(resets.via(databaseUrl()), { max: 1, onnotice: () => {}, socket: silenceBound(1_000) } as postgres.Options<{}>);
+      const bare = postgres(resets.via(databaseUrl()), { max: 1, onnotice: () => {} });
+      try {
+        const pid = async (sql: postgres.Sql) => Number((await sql`select pg_backend_pid() as pid`)[0]!.pid);
+        const first = await pid(bounded);
+        await pid(bare);
+        // Idle for twice the bound: not cut.
+        await Bun.sleep(2_000);
+        expect(await pid(bounded)).toBe(first);
+        // Rows that keep coming for longer than the bound, each within it (a cursor of one row at a time): not cut.
+        let rows = 0;
+        await bounded`select pg_sleep(0.4), g from generate_series(1, 4) g`.cursor(1, async () => void rows++);
+        expect(rows).toBe(4);
+        expect(await pid(bounded)).toBe(first);
+        // A stalled connection: the bounded client's query fails within the bound (plus a tick), the bare one's waits.
+        resets.stall();
+        const started = performance.now();
+        let boundedMs = 0;
+        const [withBound, without] = await Promise.all([
+          settled(bounded`select 1`).then((r) => ((boundedMs = performance.now() - started), r)),
+          settled(bare`select 1`),
+        ]);
+        expect(withBound).toBe("ETIMEDOUT");
+        expect(boundedMs).toBeGreaterThan(900);
+        expect(boundedMs).toBeLessThan(2_000);
+        expect(without).toBe("hung");
+        resets.restore();
+        expect(await settled(bounded`select 1`)).toBe("answered");
+      } finally {
+        resets.restore();
+        await bounded.end({ timeout: 1 }).catch(() => undefined);
+        await bare.end({ timeout: 1 }).catch(() => undefined);
       }
     }, 60_000);
 

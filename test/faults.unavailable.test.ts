@@ -71,6 +71,27 @@ if (testDialect() === "pg") {
       expect((await h.graphql(ws.apiKey, `{ pipelines { data { id } } }`)).status).toBe(200);
     }, 60_000);
 
+    test("a stalled database (connections open, nothing passes): 503 with Retry-After within the stall bound on REST, GraphQL and tRPC; nothing written; works again after", async () => {
+      // The read caches (1 s) would answer reads without the database: let them lapse first.
+      proxy!.stall();
+      try {
+        await Bun.sleep(1_200);
+        // DATABASE_STALL_TIMEOUT_SECONDS (5 s) on a connection already open, or postgres.js's connect timeout (5 s) on a new one.
+        expectUnavailable(await timed(() => h.api(ws, "GET", "/pipelines")), 8_000);
+        expectUnavailable(await timed(() => h.api(ws, "POST", "/connections", { name: "Stalled", type: "SFTP", useHostedSFTP: true })), 8_000);
+        const gql = await timed(() => h.graphql(ws.apiKey, `{ pipelines { data { id } } }`));
+        expectUnavailable(gql, 8_000);
+        const trpc = await timed(() => h.request("GET", "/trpc/pipelines.list", { key: ws.apiKey }));
+        expectUnavailable(trpc, 8_000);
+      } finally {
+        proxy!.restore();
+      }
+      expect((await h.api(ws, "GET", "/pipelines")).status).toBe(200);
+      const list = await h.api(ws, "GET", "/connections");
+      expect(list.status).toBe(200);
+      expect(JSON.stringify(list.body)).not.toContain("Stalled");
+    }, 90_000);
+
     // postgres.js drops the promise of the array-type query it runs first on
     // every new connection (db/pg-type-fetch.ts); bun test fails the file on
     // any unhandled rejection, so this test fails if that one is left unhandled.
