@@ -214,8 +214,13 @@ export class Tally {
   accepted = new Map<string, string>(); // run id -> file name
   unavailable = 0;
   other5xx = 0;
+  /** Uploads that got no answer at all (the client gave up after 60 s). */
+  unanswered = 0;
+  /** The longest an upload waited for its answer, ms (steadyUploads). */
+  slowestMs = 0;
   note(r: { status: number; id?: string }, name: string) {
     this.tried++;
+    if (r.status === 0) this.unanswered++;
     if (r.status === 200 && r.id) this.accepted.set(r.id, name);
     else if (r.status === 503) this.unavailable++;
     else if (r.status >= 500) this.other5xx++;
@@ -268,7 +273,13 @@ export function steadyUploads(api: ReturnType<typeof client>, pipelineId: string
     const inFlight: Promise<void>[] = [];
     while (going) {
       const name = `${prefix}-${n++}.csv`;
-      inFlight.push(api.upload(pipelineId, name, body).then((r) => t.note(r, name)));
+      const sent = performance.now();
+      inFlight.push(
+        api.upload(pipelineId, name, body).then((r) => {
+          t.slowestMs = Math.max(t.slowestMs, performance.now() - sent);
+          t.note(r, name);
+        }),
+      );
       await sleep(everyMs);
     }
     await Promise.all(inFlight);

@@ -106,7 +106,8 @@ async function proxyFault(label: string, fault: (p: TcpProxy) => void, ms: numbe
   const a = await Instance.start(s.env);
   const { t, r, recoverMs } = await faultUnderUploads(a, s, () => fault(proxy), () => proxy.restore(), ms);
   // The process must have lived through it: a supervisor restart does not count as recovered.
-  const label2 = a.alive ? label : `${label} — the process exited`;
+  const answers = `slowest answer ${secs(t.slowestMs)}, ${t.unanswered} unanswered`;
+  const label2 = a.alive ? `${label}; ${answers}` : `${label} — the process exited; ${answers}`;
   await a.stop();
   await proxy.close();
   rows.push([label2, t.tried, r.lost, r.duplicated, t.unavailable, t.other5xx, secs(recoverMs), `${a.peakMiB} MiB`]);
@@ -204,6 +205,7 @@ const scenarios: [string, () => Promise<void>][] = [
   ["outage", () => proxyFault("Postgres refuses for 30 s (outage)", (p) => p.refuse(), 30_000)],
   ["reset", () => proxyFault("Postgres connections reset (3 times, 1 s apart)", resetThrice, 3_000)],
   ["stall", () => proxyFault("Postgres stalls for 10 s", (p) => p.stall(), 10_000)],
+  ["stall-long", () => proxyFault("Postgres stalls for 60 s", (p) => p.stall(), 60_000)],
   ["two", twoInstancesOneKilled],
   ["sigterm-sqlite", () => sigtermUnderLoad("sqlite")],
   ["sigterm-pg", () => sigtermUnderLoad("pg")],
