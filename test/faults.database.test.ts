@@ -275,13 +275,36 @@ if (testDialect() === "pg") {
       }
     }, 60_000);
 
+    test("while no connection can be opened, queries waiting for one fail together, not one per further attempt (patched postgres.js)", async () => {
+      const sql = postgres(resets.via(databaseUrl()), { max: 1, connect_timeout: 1, onnotice: () => {} });
+      resets.stall();
+      try {
+        const started = performance.now();
+        const outcomes = await Promise.all(
+          Array.from({ length: 6 }, () => settled(sql`select 1`).then((r) => ({ r, ms: performance.now() - started }))),
+        );
+        expect(outcomes.map((o) => o.r)).toEqual(outcomes.map(() => expect.stringMatching(/CONNECT_TIMEOUT|CONNECTION_CLOSED/)));
+        // One connect timeout (1 s) for all six; one per query would take six.
+        expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(2_500);
+      } finally {
+        resets.restore();
+        await sql.end({ timeout: 1 }).catch(() => undefined);
+      }
+    }, 30_000);
+
     test("the service refuses to start on a postgres.js without its fixes", () => {
       const dir = mkdtempSync(join(tmpdir(), "fps-pg-library-"));
       try {
         const installed = dirname(fileURLToPath(import.meta.resolve("postgres")));
         expect(() => checkPatchedPostgres(installed)).not.toThrow();
         const source = readFileSync(join(installed, "connection.js"), "utf8");
+        const pool = readFileSync(join(installed, "index.js"), "utf8");
         writeFileSync(join(dir, "connection.js"), source.replaceAll("fps:", "upstream:"));
+        writeFileSync(join(dir, "index.js"), pool);
+        expect(() => checkPatchedPostgres(dir)).toThrow(/patches\/postgres\+3\.4\.9\.patch/);
+        // The pool's fix alone missing is refused too.
+        writeFileSync(join(dir, "connection.js"), source);
+        writeFileSync(join(dir, "index.js"), pool.replaceAll("fps:", "upstream:"));
         expect(() => checkPatchedPostgres(dir)).toThrow(/patches\/postgres\+3\.4\.9\.patch/);
       } finally {
         rmSync(dir, { recursive: true, force: true });
