@@ -12,14 +12,28 @@ export function useLiveRuns(): "connecting" | "live" | "offline" {
   const [state, setState] = useState<"connecting" | "live" | "offline">("connecting");
   useEffect(() => {
     const sub = trpc.runs.onUpdate.subscribe(undefined, {
-      onStarted: () => setState("live"),
+      // What changed before the subscription was live (between a page's first fetch and now) is fetched again:
+      // a run that completed in that gap would otherwise stay "processing" on the page.
+      onStarted: () => {
+        setState("live");
+        catchUp(qc);
+      },
       onData: (update) => apply(qc, update as never),
       onError: () => setState("offline"),
-      onConnectionStateChange: (s) => setState(s.state === "pending" ? "live" : s.state === "connecting" ? "connecting" : "offline"),
+      onConnectionStateChange: (s) => {
+        setState(s.state === "pending" ? "live" : s.state === "connecting" ? "connecting" : "offline");
+        // Back after a reconnect: updates sent meanwhile were missed.
+        if (s.state === "pending") catchUp(qc);
+      },
     });
     return () => sub.unsubscribe();
   }, [qc]);
   return state;
+}
+
+function catchUp(qc: QueryClient): void {
+  qc.invalidateQueries({ queryKey: ["runs"] });
+  qc.invalidateQueries({ queryKey: ["run"] });
 }
 
 function apply(qc: QueryClient, update: { run: { id: string } | null }): void {
