@@ -50,18 +50,15 @@ async function hooked(url: string, key: string, pipelineId: string, receiver: Re
     counts() {
       const runs = new Map<string, number>();
       const events = new Map<string, number>();
-      for (const r of receiver.received) {
-        const runId = (JSON.parse(r.body) as { data?: { run?: { id?: string } } }).data?.run?.id ?? "";
-        runs.set(runId, (runs.get(runId) ?? 0) + 1);
-        const id = r.headers["webhook-id"] ?? "";
-        events.set(id, (events.get(id) ?? 0) + 1);
-      }
       // A run's event sent under two webhook-ids is a duplicate a receiver cannot tell; one sent again under its own
       // webhook-id is the at-least-once retry that Standard Webhooks receivers de-duplicate by that id.
       const idsPerRun = new Map<string, Set<string>>();
       for (const r of receiver.received) {
         const runId = (JSON.parse(r.body) as { data?: { run?: { id?: string } } }).data?.run?.id ?? "";
-        idsPerRun.set(runId, (idsPerRun.get(runId) ?? new Set()).add(r.headers["webhook-id"] ?? ""));
+        const id = r.headers["webhook-id"] ?? "";
+        runs.set(runId, (runs.get(runId) ?? 0) + 1);
+        events.set(id, (events.get(id) ?? 0) + 1);
+        idsPerRun.set(runId, (idsPerRun.get(runId) ?? new Set()).add(id));
       }
       return {
         runs,

@@ -48,12 +48,13 @@ const watched = new Set<Watched>();
 const TICK_MS = 250;
 let ticker: ReturnType<typeof setInterval> | null = null;
 
-function endsReady(tail: Uint8Array, chunk: Uint8Array): Uint8Array {
+/** The last 6 bytes received, after `chunk`: a view of the chunk itself when it holds them (the usual case: no copy). */
+function lastSix(tail: Uint8Array, chunk: Uint8Array): Uint8Array {
+  if (chunk.length >= 6) return chunk.subarray(chunk.length - 6);
   const joined = new Uint8Array(Math.min(6, tail.length + chunk.length));
-  const fromChunk = Math.min(chunk.length, 6);
-  const fromTail = joined.length - fromChunk;
+  const fromTail = joined.length - chunk.length;
   joined.set(tail.subarray(tail.length - fromTail), 0);
-  joined.set(chunk.subarray(chunk.length - fromChunk), fromTail);
+  joined.set(chunk, fromTail);
   return joined;
 }
 
@@ -91,7 +92,7 @@ export function watchSilence(socket: Socket, ms: number): Socket {
   } as Socket["write"];
   socket.on("data", (chunk: Uint8Array) => {
     w.since = performance.now();
-    w.tail = endsReady(w.tail, chunk);
+    w.tail = lastSix(w.tail, chunk);
     if (isReady(w.tail)) w.waiting = false;
   });
   socket.once("close", () => watched.delete(w));
